@@ -1,0 +1,364 @@
+package policy
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+)
+
+func (c *compiler) compileServers() {
+	p := c.pol
+	b := &Server{ID: BuiltinServer, Name: "Built-in tools", Kind: KindBuiltin,
+		Description: "The host tools the model calls by bare name. The list is an exclusive allowlist."}
+	c.addServer(b, nil)
+	for i := range c.cfg.Builtins {
+		c.addBuiltin(b, &c.cfg.Builtins[i])
+	}
+	for i := range c.cfg.Servers {
+		c.declareServer(&c.cfg.Servers[i], KindPlatform)
+	}
+	for i := range c.cfg.Connectors {
+		c.declareServer(&c.cfg.Connectors[i], KindConnector)
+	}
+
+	// Second pass: conditions and references, now that every tool and server exists.
+	for _, s := range p.servers {
+		if sc := c.serverCfg[s.Index]; sc != nil {
+			s.When = compileCond(c.problems, sc.When, c.scope)
+			s.Needs = c.connectorRefs(sc.Needs, s, "server "+s.ID)
+			c.checkWithheld(s, sc)
+		}
+	}
+	p.grantOnly = p.NewToolSet()
+	p.absentWithoutChannel = p.NewToolSet()
+	p.absentWithoutApprovals = p.NewToolSet()
+	for _, t := range p.tools {
+		tc := c.toolCfg[t.Index]
+		if tc != nil {
+			c.finishTool(t, tc)
+		}
+		if t.GrantOnly() {
+			p.grantOnly.Add(t.Index)
+		}
+		if g := t.Gate; g != nil && g.Approval {
+			if g.AbsentWithoutChannel {
+				p.absentWithoutChannel.Add(t.Index)
+			}
+			if g.AbsentWithoutApprovals {
+				p.absentWithoutApprovals.Add(t.Index)
+			}
+		}
+		if t.When != nil || len(t.Needs) > 0 {
+			p.conditional = append(p.conditional, t)
+		}
+	}
+	for _, s := range p.servers {
+		s.Set = p.NewToolSet()
+		for _, t := range s.Tools {
+			s.Set.Add(t.Index)
+		}
+	}
+}
+
+// addServer registers a server under its id.
+func (c *compiler) addServer(s *Server, sc *ServerConfig) {
+	s.Index = len(c.pol.servers)
+	c.pol.serverIndex[s.ID] = s.Index
+	c.pol.servers = append(c.pol.servers, s)
+	c.serverCfg = append(c.serverCfg, sc)
+}
+
+// addTool registers a tool under its name, reporting a name used twice.
+func (c *compiler) addTool(s *Server, t *Tool, tc *ToolConfig) {
+	if first, dup := c.firstTool[t.Name]; dup {
+		c.errorf(tc.At("name"), "the tool %s is declared twice (first at line %d); a tool belongs to one server", t.Name, first.Line)
+		return
+	}
+	c.firstTool[t.Name] = tc.Pos
+	t.Index = len(c.pol.tools)
+	t.Server = s
+	c.pol.toolIndex[t.Name] = t.Index
+	c.pol.tools = append(c.pol.tools, t)
+	c.toolCfg = append(c.toolCfg, tc)
+	s.Tools = append(s.Tools, t)
+}
+
+func (c *compiler) addBuiltin(b *Server, tc *ToolConfig) {
+	if tc.Name == "" {
+		c.errorf(tc.Pos, "a built-in tool has no name")
+		return
+	}
+	if !builtinPattern.MatchString(tc.Name) || strings.HasPrefix(tc.Name, "mcp__") {
+		c.errorf(tc.At("name"), "built-in %q must be a bare name (%s); server tools go under servers or connectors", tc.Name, builtinPattern)
+		return
+	}
+	for _, k := range []string{"grantable", "optIn", "needs", "skill", "handoff"} {
+		if tc.Has(k) {
+			c.errorf(tc.At(k), "%s is a built-in: %s applies only to tools of servers and connectors", tc.Name, k)
+		}
+	}
+	kind := tc.Kind
+	if kind == "" {
+		if _, native := NativeKinds[tc.Name]; !native {
+			c.errorf(tc.Pos, "built-in %s needs a kind: the native action it maps to (%s)", tc.Name, kindList())
+			return
+		}
+		kind = tc.Name
+	}
+	effect, ok := NativeKinds[kind]
+	if !ok {
+		c.errorf(tc.At("kind"), "built-in %s: unknown kind %q; the kinds are %s", tc.Name, kind, kindList())
+		return
+	}
+	if tc.Effect != "" && tc.Effect != effect {
+		c.errorf(tc.At("effect"), "built-in %s: its effect comes from its kind (%s is %s), not %s", tc.Name, kind, effect, tc.Effect)
+	}
+	c.addTool(b, &Tool{Name: tc.Name, Description: tc.Description, Kind: kind, Effect: effect, Pos: tc.Pos}, tc)
+}
+
+func kindList() string {
+	kinds := make([]string, 0, len(NativeKinds))
+	for k := range NativeKinds {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	return strings.Join(kinds, ", ")
+}
+
+func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
+	what := "a server"
+	if kind == KindConnector {
+		what = "a connector"
+	}
+	if sc.ID == "" {
+		c.errorf(sc.Pos, "%s has no id", what)
+		return
+	}
+	if !serverIDPattern.MatchString(sc.ID) || sc.ID == BuiltinServer {
+		c.errorf(sc.At("id"), "%s id %q must be lower case letters and digits, words joined by single underscores, and not %q", what, sc.ID, BuiltinServer)
+		return
+	}
+	if i, dup := c.pol.serverIndex[sc.ID]; dup {
+		first := c.pol.servers[i]
+		c.errorf(sc.At("id"), "%s %q is declared twice (first at line %d); platform servers and connectors share one namespace", what, sc.ID, first.Pos.Line)
+		return
+	}
+	if kind == KindPlatform {
+		for _, k := range []string{"hostEnv", "billing", "discover"} {
+			if sc.Has(k) {
+				c.errorf(sc.At(k), "server %s: %s applies only to connectors", sc.ID, k)
+			}
+		}
+	}
+	if kind == KindConnector && sc.Has("needs") {
+		c.errorf(sc.At("needs"), "connector %s: needs applies to platform servers and to tools; put it on the joint tools", sc.ID)
+	}
+	s := &Server{ID: sc.ID, Name: sc.Name, Description: sc.Description, Kind: kind, Discover: sc.Discover, Pos: sc.Pos}
+	if s.Name == "" {
+		s.Name = s.ID
+	}
+	for _, v := range sc.HostEnv {
+		if !envPattern.MatchString(v) {
+			c.errorf(sc.At("hostEnv"), "connector %s: hostEnv %q is not an environment variable name", sc.ID, v)
+		}
+	}
+	s.HostEnv = sc.HostEnv
+	if b := sc.Billing; b != nil {
+		if b.Unit != "usd" && b.Unit != "credits" {
+			c.errorf(b.At("unit"), "connector %s: billing unit must be usd or credits, not %q", sc.ID, b.Unit)
+		}
+		if b.AskAbove < 0 {
+			c.errorf(b.At("askAbove"), "connector %s: askAbove must not be negative", sc.ID)
+		}
+		s.Billing = &Billing{Unit: b.Unit, AskAbove: b.AskAbove}
+	}
+	c.addServer(s, sc)
+	prefix := "mcp__" + sc.ID + "__"
+	for i := range sc.Tools {
+		tc := &sc.Tools[i]
+		if tc.Name == "" {
+			c.errorf(tc.Pos, "a tool of %s has no name", sc.ID)
+			continue
+		}
+		rest, ok := strings.CutPrefix(tc.Name, prefix)
+		if !ok {
+			if other, _, found := strings.Cut(strings.TrimPrefix(tc.Name, "mcp__"), "__"); found && strings.HasPrefix(tc.Name, "mcp__") {
+				c.errorf(tc.At("name"), "the tool %s is declared in %s, but its name says server %s: tools are named mcp__%s__<tool>", tc.Name, sc.ID, other, sc.ID)
+			} else {
+				c.errorf(tc.At("name"), "the tool %q of %s must be named %s<tool>", tc.Name, sc.ID, prefix)
+			}
+			continue
+		}
+		if !toolPartPattern.MatchString(rest) {
+			c.errorf(tc.At("name"), "the tool %s: the part after %s must match %s", tc.Name, prefix, toolPartPattern)
+			continue
+		}
+		if tc.Has("kind") {
+			c.errorf(tc.At("kind"), "%s: kind applies only to built-ins", tc.Name)
+		}
+		t := &Tool{Name: tc.Name, Description: tc.Description, Effect: tc.Effect, Pos: tc.Pos}
+		c.addTool(s, t, tc)
+	}
+	if sc.Discover {
+		if sc.Effect == "" {
+			c.errorf(sc.At("discover"), "connector %s discovers its tools, so it needs an effect for them", sc.ID)
+		}
+		tc := &ToolConfig{Node: Node{Pos: sc.At("discover")}, Name: prefix + "*"}
+		c.addTool(s, &Tool{Name: tc.Name, Pattern: true, Pos: tc.Pos,
+			Description: "Every tool the upstream server lists."}, tc)
+	}
+}
+
+// finishTool resolves a tool's defaults, conditions and references.
+func (c *compiler) finishTool(t *Tool, tc *ToolConfig) {
+	s := t.Server
+	if s.Kind == KindBuiltin {
+		t.When = compileCond(c.problems, tc.When, c.scope)
+		t.Gate = c.compileGate(t, tc.Gate)
+		return
+	}
+	sc := c.serverCfg[s.Index]
+	if t.Effect == "" {
+		t.Effect = sc.Effect
+	}
+	if t.Effect == "" {
+		c.errorf(tc.Pos, "%s has no effect class: set effect on the tool or on server %s", t.Name, s.ID)
+	}
+	switch {
+	case tc.Grantable != nil:
+		t.Grantable = *tc.Grantable
+	case sc.Grantable != nil:
+		t.Grantable = *sc.Grantable
+	}
+	t.OptIn, t.Handoff = tc.OptIn, tc.Handoff
+	t.When = compileCond(c.problems, tc.When, c.scope)
+	t.Needs = c.connectorRefs(tc.Needs, s, t.Name)
+	t.Gate = c.compileGate(t, tc.Gate)
+	if tc.Skill != "" && tc.Skill != "*" {
+		if _, ok := c.pol.skillIndex[tc.Skill]; !ok {
+			c.errorf(tc.At("skill"), "%s rides on the skill %q, which is not a bundled skill (declare it under skills)", t.Name, tc.Skill)
+		}
+	}
+	t.Skill = tc.Skill
+	if s.Kind == KindPlatform && t.Grantable && t.Skill == "" && len(t.Needs) == 0 && len(s.Needs) == 0 {
+		c.errorf(tc.At("grantable"), "%s: a platform tool is grantable only through the connectors it needs or a skill it rides on; add needs or skill", t.Name)
+	}
+	if t.OptIn && !t.Grantable && t.Skill == "" {
+		c.errorf(tc.At("optIn"), "%s is opt-in but not grantable, so no profile could ever be given it", t.Name)
+	}
+}
+
+func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {
+	if gc == nil {
+		return nil
+	}
+	g := &Gate{Approval: gc.Approval, Note: gc.Note}
+	switch gc.WithoutChannel {
+	case "", "refuse":
+	case "absent":
+		g.AbsentWithoutChannel = true
+	default:
+		c.errorf(gc.At("withoutChannel"), "%s: withoutChannel must be refuse or absent, not %q", t.Name, gc.WithoutChannel)
+	}
+	switch gc.WithoutApprovals {
+	case "", "allow":
+	case "absent":
+		g.AbsentWithoutApprovals = true
+	default:
+		c.errorf(gc.At("withoutApprovals"), "%s: withoutApprovals must be allow or absent, not %q", t.Name, gc.WithoutApprovals)
+	}
+	if !gc.Approval {
+		for _, k := range []string{"withoutChannel", "withoutApprovals"} {
+			if gc.Has(k) {
+				c.errorf(gc.At(k), "%s: %s applies only to a gate with approval: true", t.Name, k)
+			}
+		}
+	}
+	if r := gc.Requires; r.Value != "" {
+		sw, ok := c.scope.switches[r.Value]
+		switch {
+		case !ok:
+			c.errorf(r.Pos, "%s: the gate requires the switch %s, which is not declared", t.Name, r.Value)
+		case sw.Kind == RuleModes || sw.Kind == RuleInteger:
+			c.errorf(r.Pos, "%s: the gate requires %s, which is not an on/off switch", t.Name, r.Value)
+		default:
+			g.Requires = sw
+		}
+	}
+	if !g.Approval && g.Requires == nil {
+		c.errorf(gc.Pos, "%s: the gate neither asks for approval nor requires a switch", t.Name)
+	}
+	return g
+}
+
+// connectorRefs resolves a needs list: ids of connectors other than the owner itself.
+func (c *compiler) connectorRefs(names []Name, owner *Server, what string) []*Server {
+	var out []*Server
+	for _, n := range names {
+		i, ok := c.pol.serverIndex[n.Value]
+		if !ok {
+			c.errorf(n.Pos, "%s needs the connector %q, which does not exist", what, n.Value)
+			continue
+		}
+		s := c.pol.servers[i]
+		switch {
+		case s.Kind != KindConnector:
+			c.errorf(n.Pos, "%s needs %q, which is not a connector", what, n.Value)
+		case s == owner:
+			c.errorf(n.Pos, "%s needs its own connector %q; needs lists the others it reads", what, n.Value)
+		case slices.Contains(out, s):
+			c.errorf(n.Pos, "%s names %q twice in needs", what, n.Value)
+		default:
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (c *compiler) checkWithheld(s *Server, sc *ServerConfig) {
+	prefix := "mcp__" + s.ID + "__"
+	for i := range sc.Withheld {
+		wc := &sc.Withheld[i]
+		if strings.TrimSpace(wc.What) == "" {
+			c.errorf(wc.Pos, "a withheld entry of %s must say what is withheld (what)", s.ID)
+		}
+		if strings.TrimSpace(wc.Reason) == "" {
+			c.errorf(wc.Pos, "a withheld entry of %s must say why (reason)", s.ID)
+		}
+		w := Withheld{What: wc.What, Reason: wc.Reason}
+		for _, n := range wc.Tools {
+			if !strings.HasPrefix(n.Value, prefix) {
+				c.errorf(n.Pos, "withheld tool %q of %s must be named %s<tool>", n.Value, s.ID, prefix)
+				continue
+			}
+			for _, t := range s.Tools {
+				if !t.Pattern && globMatch(n.Value, t.Name) {
+					c.errorf(t.Pos, "%s is in the catalog of %s but also withheld (%s, line %d): a tool is one or the other", t.Name, s.ID, n.Value, n.Pos.Line)
+				}
+			}
+			w.Tools = append(w.Tools, n.Value)
+		}
+		s.Withheld = append(s.Withheld, w)
+	}
+}
+
+// WithheldFor returns the withheld entry that names a tool, if any.
+func (p *Policy) WithheldFor(name string) (*Server, *Withheld, bool) {
+	for _, s := range p.servers {
+		if !strings.HasPrefix(name, "mcp__"+s.ID+"__") {
+			continue
+		}
+		for i := range s.Withheld {
+			for _, pat := range s.Withheld[i].Tools {
+				if globMatch(pat, name) {
+					return s, &s.Withheld[i], true
+				}
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// String describes a withheld entry: "what (reason)".
+func (w *Withheld) String() string { return fmt.Sprintf("%s (%s)", w.What, w.Reason) }

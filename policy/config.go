@@ -1,0 +1,325 @@
+package policy
+
+// This file holds the policy document as written: the YAML shape, field by field. Load decodes a
+// document into these types (with the position of every node), validates it and compiles it into
+// a Policy. Nothing outside the package builds these by hand except tests and generators; the
+// compiled Policy is what the rest of Warden reads.
+
+// Config is one policy document.
+type Config struct {
+	Node `yaml:"-"`
+
+	// Version is the document format; it must be 1.
+	Version int `yaml:"version"`
+	// Name names the deployment, for banners and the permissions page.
+	Name string `yaml:"name"`
+	// Description is free text shown at the top of the permissions page.
+	Description string `yaml:"description"`
+
+	// Builtins are the deployment's built-in tools (the host tools the model calls by bare name,
+	// such as Bash or files_read). The list is an exclusive allowlist: a built-in not listed here
+	// is offered to no role.
+	Builtins []ToolConfig `yaml:"builtins"`
+	// Harnesses are the runtimes a session can run on. A harness named "default" always exists;
+	// declare it only to describe it.
+	Harnesses []HarnessConfig `yaml:"harnesses"`
+	// Switches are the operator switches read from the host environment, each with its truth
+	// rule. REQUIRE_WRITE_APPROVAL and APPROVAL_TIMEOUT_MS are built in; a document may describe
+	// them but not change their rules.
+	Switches []SwitchConfig `yaml:"switches"`
+	// Skills are the bundled skills a grant may name.
+	Skills []SkillConfig `yaml:"skills"`
+	// Servers are the platform servers: tool sets the deployment serves itself (memory,
+	// project, goals, transcripts, skills, team, sandbox, browser, ...).
+	Servers []ServerConfig `yaml:"servers"`
+	// Connectors are upstream MCP servers, with per-tool effect classes, grantability and gates.
+	Connectors []ServerConfig `yaml:"connectors"`
+	// Roles configures the standard roles (within their fixed invariants) and adds new ones.
+	Roles []RoleConfig `yaml:"roles"`
+	// Limits are the default run limits of every profile; a profile overrides them field by field.
+	Limits *LimitsConfig `yaml:"limits"`
+	// Profiles are saved coworkers: requested tools, a grant, limits.
+	Profiles []ProfileConfig `yaml:"profiles"`
+	// Tenants are the brands or accounts: connections, skills, coworkers.
+	Tenants []TenantConfig `yaml:"tenants"`
+}
+
+// HarnessConfig declares a runtime that sessions run on.
+type HarnessConfig struct {
+	Node `yaml:"-"`
+
+	ID          string `yaml:"id"`
+	Description string `yaml:"description"`
+	// When is the condition under which the harness exists; a session on a harness that does
+	// not exist is refused.
+	When Expr `yaml:"when"`
+	// Builtins says whether the harness offers the built-in tools (default true).
+	Builtins *bool `yaml:"builtins"`
+	// Roles, when set, are the only roles that may run on the harness.
+	Roles []Name `yaml:"roles"`
+}
+
+// SwitchConfig declares an operator switch: an environment variable and its truth rule.
+// Exactly one of Rule, On, Off and Modes is set.
+type SwitchConfig struct {
+	Node `yaml:"-"`
+
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Rule is a named truth rule: "exactly-true" (on only for the value true), "true-1-yes",
+	// "on-unless-false-0-no" (on when unset), "non-empty" (any non-empty value) or "integer"
+	// (a whole number, with Default when unset).
+	Rule string `yaml:"rule"`
+	// On lists the exact values that turn the switch on; anything else is off.
+	On []string `yaml:"on"`
+	// Off lists the exact values that turn the switch off; anything else, unset included, is on.
+	Off []string `yaml:"off"`
+	// Modes makes a named-mode switch: its value is one of these, compared in any case. An
+	// unset or unknown value selects Default; an unknown value is reported.
+	Modes []string `yaml:"modes"`
+	// Default is the mode of a mode switch, or the number of an integer switch, when unset.
+	Default string `yaml:"default"`
+}
+
+// SkillConfig declares a bundled skill that a grant may name.
+type SkillConfig struct {
+	Node `yaml:"-"`
+
+	ID          string `yaml:"id"`
+	Description string `yaml:"description"`
+}
+
+// ServerConfig declares a platform server (under servers) or a connector (under connectors).
+type ServerConfig struct {
+	Node `yaml:"-"`
+
+	// ID is the server's id; its tools are named mcp__<id>__<tool>.
+	ID          string `yaml:"id"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// When is the condition under which the server registers at all.
+	When Expr `yaml:"when"`
+	// Needs lists connectors that must all be live in the session for the server to register.
+	Needs []Name `yaml:"needs"`
+	// Effect is the default effect class of the server's tools.
+	Effect Effect `yaml:"effect"`
+	// Grantable is the default grantability of the server's tools (default false: a tool is in
+	// the read table only when it says so).
+	Grantable *bool `yaml:"grantable"`
+	// HostEnv (connectors only) names the host environment variables that, all set, are the
+	// deployment owner's own credentials for this connector.
+	HostEnv []string `yaml:"hostEnv"`
+	// Billing (connectors only) marks a connector whose calls cost money or credits.
+	Billing *BillingConfig `yaml:"billing"`
+	// Discover (connectors only) offers every tool the upstream server lists, as
+	// mcp__<id>__*, with the server's default effect.
+	Discover bool `yaml:"discover"`
+	// Tools is the server's tool catalog.
+	Tools []ToolConfig `yaml:"tools"`
+	// Withheld lists what the server deliberately does not build, and why.
+	Withheld []WithheldConfig `yaml:"withheld"`
+}
+
+// ToolConfig declares one tool: a built-in, or a tool of a server.
+type ToolConfig struct {
+	Node `yaml:"-"`
+
+	// Name is the name the model calls: a bare name for a built-in, mcp__<server>__<tool> for a
+	// server's tool.
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Kind (built-ins only) is the native action kind the tool maps to, such as files_read or
+	// shell_exec. It may be left out when the name is itself a kind.
+	Kind string `yaml:"kind"`
+	// Effect is the tool's effect class; it defaults to the server's. Built-ins take it from
+	// their kind.
+	Effect Effect `yaml:"effect"`
+	// When is the condition under which the tool registers, beyond its server's.
+	When Expr `yaml:"when"`
+	// Grantable says whether a grant can give the tool (the read table).
+	Grantable *bool `yaml:"grantable"`
+	// OptIn tools are given only to a profile that asks for them by name.
+	OptIn bool `yaml:"optIn"`
+	// Needs lists other connectors the tool reads: it registers only when all are live (a
+	// joint tool).
+	Needs []Name `yaml:"needs"`
+	// Skill is the bundled skill the tool rides on: it is given only when a grant names that
+	// skill. The value "*" marks a skill tool, given by a grant that names any skill.
+	Skill string `yaml:"skill"`
+	// Handoff marks a tool that delegates to another agent: it needs maxDelegationDepth above 0.
+	Handoff bool `yaml:"handoff"`
+	// Gate is the per-call gate of the tool.
+	Gate *GateConfig `yaml:"gate"`
+}
+
+// GateConfig is what a tool's calls must pass beyond being in the surface.
+type GateConfig struct {
+	Node `yaml:"-"`
+
+	// Approval asks a person before each call while approvals are on.
+	Approval bool `yaml:"approval"`
+	// WithoutChannel is what an approval-gated tool does in a session with nobody to ask:
+	// "refuse" (stay registered and refuse each call; the default) or "absent".
+	WithoutChannel string `yaml:"withoutChannel"`
+	// WithoutApprovals is what an approval-gated tool does while approvals are off: "allow"
+	// (run unasked; the default) or "absent".
+	WithoutApprovals string `yaml:"withoutApprovals"`
+	// Requires names a switch that must be on for calls to run; while it is off the tool stays
+	// registered and refuses.
+	Requires Name `yaml:"requires"`
+	// Note says which calls the gate covers when that is narrower than every call.
+	Note string `yaml:"note"`
+}
+
+// WithheldConfig records something a server deliberately does not build.
+type WithheldConfig struct {
+	Node `yaml:"-"`
+
+	// What is withheld, in words.
+	What string `yaml:"what"`
+	// Reason is why.
+	Reason string `yaml:"reason"`
+	// Tools optionally names the withheld tools (exact names or * patterns); an upstream tool
+	// matching one is never built.
+	Tools []Name `yaml:"tools"`
+}
+
+// BillingConfig describes how a connector's calls are paid for.
+type BillingConfig struct {
+	Node `yaml:"-"`
+
+	// Unit is "usd" or "credits".
+	Unit string `yaml:"unit"`
+	// AskAbove is the cost of one call above which a person is asked (0: never).
+	AskAbove float64 `yaml:"askAbove"`
+}
+
+// RoleConfig configures a standard role or declares a new one. For a standard role only
+// description, when, credentials, ceiling, defaultProfile and limits may be set, and invariants
+// may only be added to.
+type RoleConfig struct {
+	Node `yaml:"-"`
+
+	ID          string `yaml:"id"`
+	Description string `yaml:"description"`
+	// When is the condition under which the role exists; a session of a role that does not
+	// exist is refused.
+	When Expr `yaml:"when"`
+	// ApprovalChannel says whether a person can answer this role's approval cards.
+	ApprovalChannel *bool `yaml:"approvalChannel"`
+	// Credentials is the set of connector credentials the session is handed: "all", "none",
+	// "grant" (the connectors its profile's grant names) or a list of connector ids.
+	Credentials Credentials `yaml:"credentials"`
+	// Ceiling is the list of selectors naming the tools the role may hold.
+	Ceiling []Name `yaml:"ceiling"`
+	// Profile says whether a session of the role runs a profile: "none", "optional" or
+	// "required".
+	Profile string `yaml:"profile"`
+	// DefaultProfile is the profile used when a session names none.
+	DefaultProfile Name `yaml:"defaultProfile"`
+	// Grants says whether a profile's grant adds to the role's ceiling.
+	Grants *bool `yaml:"grants"`
+	// Invariants are checked when a session starts; a session that would break one is refused.
+	Invariants *InvariantsConfig `yaml:"invariants"`
+	// Limits apply to sessions of the role that run no profile.
+	Limits *LimitsConfig `yaml:"limits"`
+}
+
+// InvariantsConfig is what a role's sessions must never hold.
+type InvariantsConfig struct {
+	Node `yaml:"-"`
+
+	// NoTools refuses a session that would hold any tool.
+	NoTools bool `yaml:"noTools"`
+	// NoGrant refuses a session whose profile has a grant.
+	NoGrant bool `yaml:"noGrant"`
+	// NoDelegation refuses a session whose profile may delegate.
+	NoDelegation bool `yaml:"noDelegation"`
+	// Forbid lists selectors of tools the session must never hold.
+	Forbid []Name `yaml:"forbid"`
+}
+
+// LimitsConfig are a run's limits. Unset fields take the policy's default limits.
+type LimitsConfig struct {
+	Node `yaml:"-"`
+
+	RunBudgetUsd       *float64 `yaml:"runBudgetUsd"`
+	MaxTurns           *int     `yaml:"maxTurns"`
+	MaxConcurrentRuns  *int     `yaml:"maxConcurrentRuns"`
+	MaxDelegationDepth *int     `yaml:"maxDelegationDepth"`
+	MaxAttempts        *int     `yaml:"maxAttempts"`
+}
+
+// ProfileConfig is a saved coworker.
+type ProfileConfig struct {
+	Node `yaml:"-"`
+
+	ID          string `yaml:"id"`
+	Name        string `yaml:"name"`
+	Description string `yaml:"description"`
+	// Role is the role the profile runs as; it defaults to specialist when the profile has a
+	// grant and to coworker otherwise.
+	Role Name `yaml:"role"`
+	// Tools are the tools the profile asks for.
+	Tools []Name `yaml:"tools"`
+	// Grant adds connectors, skills and allowances.
+	Grant *GrantConfig `yaml:"grant"`
+	// Limits override the policy's default limits.
+	Limits *LimitsConfig `yaml:"limits"`
+}
+
+// GrantConfig is what a person granted a profile beyond its requested tools.
+type GrantConfig struct {
+	Node `yaml:"-"`
+
+	// Connectors whose read-table tools the profile is given.
+	Connectors []Name `yaml:"connectors"`
+	// Allowance per billing connector id.
+	Allowance map[string]AllowanceConfig `yaml:"allowance"`
+	// Skills are bundled skill ids.
+	Skills []Name `yaml:"skills"`
+}
+
+// AllowanceConfig is a spending allowance in the connector's billing unit.
+type AllowanceConfig struct {
+	Node `yaml:"-"`
+
+	PerRun *float64 `yaml:"perRun"`
+	PerDay *float64 `yaml:"perDay"`
+}
+
+// TenantConfig is a brand or account.
+type TenantConfig struct {
+	Node `yaml:"-"`
+
+	ID   string `yaml:"id"`
+	Name string `yaml:"name"`
+	// Account groups tenants under one account owner, who may share connections among them.
+	Account string `yaml:"account"`
+	// Owner marks the deployment owner's own tenant: the only one that may use the host
+	// environment's credentials.
+	Owner bool `yaml:"owner"`
+	// Goals says whether the goals engine is on for the tenant.
+	Goals bool `yaml:"goals"`
+	// Skills are the tenant's own skills.
+	Skills []Name `yaml:"skills"`
+	// Coworkers are the profiles saved as the tenant's coworkers.
+	Coworkers []Name `yaml:"coworkers"`
+	// Connections are the tenant's stored connector connections.
+	Connections []ConnectionConfig `yaml:"connections"`
+}
+
+// ConnectionConfig is a tenant's stored connection to a connector.
+type ConnectionConfig struct {
+	Node `yaml:"-"`
+
+	// ID is unique across the policy.
+	ID        string `yaml:"id"`
+	Connector Name   `yaml:"connector"`
+	// Name is the display name.
+	Name string `yaml:"name"`
+	// Enabled defaults to true.
+	Enabled *bool `yaml:"enabled"`
+	// SharedWith lists tenants of the same account that may use this connection.
+	SharedWith []Name `yaml:"sharedWith"`
+}

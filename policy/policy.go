@@ -1,0 +1,518 @@
+// Package policy reads, validates and compiles Warden's policy: the deployment's built-in
+// tools, platform servers, connectors and their tools, operator switches, roles, profiles and
+// tenants.
+//
+// A policy is one YAML document (see docs/policy.md). Load decodes it with the position of
+// every value, reports every problem at once as "file:line:col: message", and compiles a valid
+// document into an immutable *Policy with a revision id. Everything a session's surface needs is
+// resolved at compile time (names to indexes, ceilings and grants to bitsets), so the request
+// path only evaluates.
+//
+// A *Policy, and everything reachable from it, is read-only after Load returns and safe for
+// concurrent use. Callers must not modify the values its accessors return.
+package policy
+
+import (
+	"iter"
+	"slices"
+)
+
+// Policy is a compiled policy snapshot.
+type Policy struct {
+	// Name and Description are the deployment's, for banners and the permissions page.
+	Name, Description string
+	// File is the name the policy was loaded from.
+	File string
+	// Revision identifies this exact policy text; it changes whenever the text does.
+	Revision string
+
+	tools       []*Tool
+	toolIndex   map[string]int
+	servers     []*Server
+	serverIndex map[string]int
+	switches    []*Switch
+	switchIndex map[string]int
+	harnesses   []*Harness
+	harnessIdx  map[string]int
+	skills      []*Skill
+	skillIndex  map[string]int
+	roles       []*Role
+	roleIndex   map[string]int
+	profiles    []*Profile
+	profileIdx  map[string]int
+	tenants     []*Tenant
+	tenantIdx   map[string]int
+
+	defaultLimits Limits
+	warnings      ErrorList
+
+	// grantOnly are the tools only a profile or a grant gives: opt-in tools and tools that ride
+	// on one skill. No ceiling selects them.
+	grantOnly Bitset
+	// absentWithoutChannel and absentWithoutApprovals are the tools the gate removes from a
+	// session with no approval channel, and while approvals are off.
+	absentWithoutChannel   Bitset
+	absentWithoutApprovals Bitset
+	// conditional are the tools with a condition of their own (when or needs).
+	conditional []*Tool
+
+	approvalSwitch, timeoutSwitch int
+}
+
+// Warnings are the problems that did not stop the policy from loading (a pattern that matches
+// nothing, for example).
+func (p *Policy) Warnings() ErrorList { return p.warnings }
+
+// NumTools is the number of tools; tool indexes run from 0 to NumTools()-1.
+func (p *Policy) NumTools() int { return len(p.tools) }
+
+// Tool returns the tool with the given name.
+func (p *Policy) Tool(name string) (*Tool, bool) {
+	i, ok := p.toolIndex[name]
+	if !ok {
+		return nil, false
+	}
+	return p.tools[i], true
+}
+
+// ToolAt returns the tool with the given index.
+func (p *Policy) ToolAt(i int) *Tool { return p.tools[i] }
+
+// Tools yields every tool in declaration order: built-ins, platform servers, connectors.
+func (p *Policy) Tools() iter.Seq[*Tool] { return slices.Values(p.tools) }
+
+// Server returns the platform server or connector with the given id ("builtin" for the
+// built-in tools).
+func (p *Policy) Server(id string) (*Server, bool) {
+	i, ok := p.serverIndex[id]
+	if !ok {
+		return nil, false
+	}
+	return p.servers[i], true
+}
+
+// ServerAt returns the server with the given index.
+func (p *Policy) ServerAt(i int) *Server { return p.servers[i] }
+
+// Servers yields every server in declaration order.
+func (p *Policy) Servers() iter.Seq[*Server] { return slices.Values(p.servers) }
+
+// NumServers is the number of servers; server indexes run from 0 to NumServers()-1.
+func (p *Policy) NumServers() int { return len(p.servers) }
+
+// Switch returns the switch with the given name.
+func (p *Policy) Switch(name string) (*Switch, bool) {
+	i, ok := p.switchIndex[name]
+	if !ok {
+		return nil, false
+	}
+	return p.switches[i], true
+}
+
+// Switches yields every switch, the built-in ones first.
+func (p *Policy) Switches() iter.Seq[*Switch] { return slices.Values(p.switches) }
+
+// Harness returns the harness with the given id.
+func (p *Policy) Harness(id string) (*Harness, bool) {
+	i, ok := p.harnessIdx[id]
+	if !ok {
+		return nil, false
+	}
+	return p.harnesses[i], true
+}
+
+// Harnesses yields every harness, "default" first.
+func (p *Policy) Harnesses() iter.Seq[*Harness] { return slices.Values(p.harnesses) }
+
+// Skill returns the bundled skill with the given id.
+func (p *Policy) Skill(id string) (*Skill, bool) {
+	i, ok := p.skillIndex[id]
+	if !ok {
+		return nil, false
+	}
+	return p.skills[i], true
+}
+
+// Skills yields every bundled skill.
+func (p *Policy) Skills() iter.Seq[*Skill] { return slices.Values(p.skills) }
+
+// Role returns the role with the given id.
+func (p *Policy) Role(id string) (*Role, bool) {
+	i, ok := p.roleIndex[id]
+	if !ok {
+		return nil, false
+	}
+	return p.roles[i], true
+}
+
+// Roles yields every role, the standard ones first.
+func (p *Policy) Roles() iter.Seq[*Role] { return slices.Values(p.roles) }
+
+// Profile returns the profile with the given id.
+func (p *Policy) Profile(id string) (*Profile, bool) {
+	i, ok := p.profileIdx[id]
+	if !ok {
+		return nil, false
+	}
+	return p.profiles[i], true
+}
+
+// Profiles yields every profile.
+func (p *Policy) Profiles() iter.Seq[*Profile] { return slices.Values(p.profiles) }
+
+// Tenant returns the tenant with the given id.
+func (p *Policy) Tenant(id string) (*Tenant, bool) {
+	i, ok := p.tenantIdx[id]
+	if !ok {
+		return nil, false
+	}
+	return p.tenants[i], true
+}
+
+// Tenants yields every tenant.
+func (p *Policy) Tenants() iter.Seq[*Tenant] { return slices.Values(p.tenants) }
+
+// GrantOnly is the set of tools that no ceiling selects: opt-in tools and tools riding on one
+// skill, which only a profile or a grant gives.
+func (p *Policy) GrantOnly() Bitset { return p.grantOnly }
+
+// AbsentWithoutChannel is the set of tools the gate removes from a session nobody can approve.
+func (p *Policy) AbsentWithoutChannel() Bitset { return p.absentWithoutChannel }
+
+// AbsentWithoutApprovals is the set of tools the gate removes while approvals are off.
+func (p *Policy) AbsentWithoutApprovals() Bitset { return p.absentWithoutApprovals }
+
+// Conditional lists the tools with a registration condition of their own (when or needs).
+func (p *Policy) Conditional() []*Tool { return p.conditional }
+
+// DefaultLimits are the limits a profile takes for the fields it does not set.
+func (p *Policy) DefaultLimits() Limits { return p.defaultLimits }
+
+// NewToolSet returns an empty set sized for the policy's tools.
+func (p *Policy) NewToolSet() Bitset { return NewBitset(len(p.tools)) }
+
+// ServerKind says what a server is.
+type ServerKind uint8
+
+const (
+	// KindBuiltin is the set of built-in host tools.
+	KindBuiltin ServerKind = iota + 1
+	// KindPlatform is a server the deployment serves itself.
+	KindPlatform
+	// KindConnector is an upstream MCP server.
+	KindConnector
+)
+
+func (k ServerKind) String() string {
+	switch k {
+	case KindBuiltin:
+		return "builtin"
+	case KindPlatform:
+		return "platform"
+	case KindConnector:
+		return "connector"
+	}
+	return "unknown"
+}
+
+// BuiltinServer is the id of the server that holds the built-in tools.
+const BuiltinServer = "builtin"
+
+// Server is a set of tools built for a session together: the built-in host tools, a platform
+// server, or a connector.
+type Server struct {
+	ID, Name, Description string
+	Kind                  ServerKind
+	Index                 int
+	// When is the server's registration condition (nil: always).
+	When *Cond
+	// Needs are connectors that must all be live in the session.
+	Needs []*Server
+	// Tools is the catalog, in declaration order.
+	Tools []*Tool
+	// Set holds the indexes of Tools.
+	Set Bitset
+	// Withheld is what the server deliberately does not build.
+	Withheld []Withheld
+	// HostEnv names the host variables that are the owner's credentials (connectors).
+	HostEnv []string
+	// Billing is set for a connector whose calls cost money or credits.
+	Billing *Billing
+	// Discover: the catalog is what the upstream lists, offered as one pattern tool.
+	Discover bool
+	Pos      Pos
+}
+
+// Withheld is something a server deliberately does not build.
+type Withheld struct {
+	What, Reason string
+	// Tools are exact names or * patterns of withheld tools.
+	Tools []string
+}
+
+// Billing says how a connector's calls are paid for.
+type Billing struct {
+	Unit     string
+	AskAbove float64
+}
+
+// Tool is one tool a model can call.
+type Tool struct {
+	Name        string
+	Description string
+	Index       int
+	Server      *Server
+	Effect      Effect
+	// Kind is the native action kind of a built-in ("" for server tools).
+	Kind string
+	// When is the tool's own registration condition (nil: always).
+	When *Cond
+	// Needs are connectors besides its own that must be live: a joint tool.
+	Needs []*Server
+	// Grantable: in the read table.
+	Grantable bool
+	// OptIn: given only to a profile that asks for it by name.
+	OptIn bool
+	// Skill: "" none; "*" a skill tool (a grant naming any skill adds it); otherwise the bundled
+	// skill it rides on.
+	Skill string
+	// Handoff: delegates to another agent; needs delegation depth above 0.
+	Handoff bool
+	// Gate is the tool's per-call gate (nil: none).
+	Gate *Gate
+	// Pattern marks the stand-in for a discovered catalog: its name ends in "*".
+	Pattern bool
+	Pos     Pos
+}
+
+// GrantOnly reports whether only a profile or a grant can give the tool.
+func (t *Tool) GrantOnly() bool { return t.OptIn || (t.Skill != "" && t.Skill != "*") }
+
+// Gate is what a tool's calls must pass beyond being in the surface.
+type Gate struct {
+	// Approval: ask a person before each call while approvals are on.
+	Approval bool
+	// AbsentWithoutChannel: remove the tool from sessions with nobody to ask (else it refuses).
+	AbsentWithoutChannel bool
+	// AbsentWithoutApprovals: remove the tool while approvals are off (else it runs unasked).
+	AbsentWithoutApprovals bool
+	// Requires is a switch that must be on for calls to run (nil: none).
+	Requires *Switch
+	// Note says which calls the gate covers when narrower than every call.
+	Note string
+}
+
+// Harness is a runtime that sessions run on.
+type Harness struct {
+	ID, Description string
+	Index           int
+	When            *Cond
+	// Builtins: the harness offers the built-in tools.
+	Builtins bool
+	// Roles, when non-nil, are the only role ids that may run on the harness.
+	Roles []string
+	Pos   Pos
+}
+
+// Allows reports whether a role may run on the harness.
+func (h *Harness) Allows(role string) bool { return h.Roles == nil || slices.Contains(h.Roles, role) }
+
+// Skill is a bundled skill.
+type Skill struct {
+	ID, Description string
+	Pos             Pos
+}
+
+// CredentialMode says which connector credentials a role's sessions are handed.
+type CredentialMode uint8
+
+const (
+	// CredentialsNone: no connector is built.
+	CredentialsNone CredentialMode = iota
+	// CredentialsAll: every connector the tenant's credentials resolve for.
+	CredentialsAll
+	// CredentialsGrant: the connectors the profile's grant names.
+	CredentialsGrant
+	// CredentialsList: the connectors in Role.CredentialList.
+	CredentialsList
+)
+
+func (m CredentialMode) String() string {
+	switch m {
+	case CredentialsAll:
+		return "all"
+	case CredentialsGrant:
+		return "grant"
+	case CredentialsList:
+		return "list"
+	}
+	return "none"
+}
+
+// ProfileMode says whether a role's sessions run a profile.
+type ProfileMode uint8
+
+const (
+	// ProfileNone: sessions of the role never run a profile.
+	ProfileNone ProfileMode = iota
+	// ProfileOptional: a session may run a profile.
+	ProfileOptional
+	// ProfileRequired: every session runs a profile.
+	ProfileRequired
+)
+
+func (m ProfileMode) String() string {
+	switch m {
+	case ProfileOptional:
+		return "optional"
+	case ProfileRequired:
+		return "required"
+	}
+	return "none"
+}
+
+// Role is a kind of session.
+type Role struct {
+	ID, Description string
+	// Standard marks the seven roles Warden ships.
+	Standard bool
+	Index    int
+	// When is the condition under which the role exists (nil: always).
+	When            *Cond
+	ApprovalChannel bool
+	Credentials     CredentialMode
+	// CredentialList holds the connectors of a CredentialsList role.
+	CredentialList []*Server
+	// CeilingSelectors is the ceiling as written; Ceiling is what it selects.
+	CeilingSelectors []Selector
+	Ceiling          Bitset
+	Profile          ProfileMode
+	DefaultProfile   *Profile
+	// Grants: a profile's grant adds to the ceiling.
+	Grants     bool
+	Invariants Invariants
+	// Limits apply to sessions that run no profile (nil: none declared).
+	Limits *Limits
+	Pos    Pos
+
+	credSet Bitset // servers the role may be handed credentials for (CredentialsList)
+}
+
+// MayHandle reports whether a session of the role may be handed the connector's credentials,
+// given the session's grant.
+func (r *Role) MayHandle(c *Server, g *Grant) bool {
+	switch r.Credentials {
+	case CredentialsAll:
+		return true
+	case CredentialsList:
+		return r.credSet.Has(c.Index)
+	case CredentialsGrant:
+		return g != nil && g.Connectors.Has(c.Index)
+	}
+	return false
+}
+
+// Invariants are what a role's sessions must never hold; a session that would is refused.
+type Invariants struct {
+	NoTools      bool
+	NoGrant      bool
+	NoDelegation bool
+	// Forbid are the selectors as written; Forbidden is what they select.
+	Forbid    []Selector
+	Forbidden Bitset
+}
+
+// Limits are a run's limits.
+type Limits struct {
+	RunBudgetUsd       float64
+	MaxTurns           int
+	MaxConcurrentRuns  int
+	MaxDelegationDepth int
+	MaxAttempts        int
+}
+
+// Profile is a saved coworker.
+type Profile struct {
+	ID, Name, Description string
+	Index                 int
+	Role                  *Role
+	// Tools are the tools the profile asks for, in the order written; Requested holds them.
+	Tools     []*Tool
+	Requested Bitset
+	// Grant is nil for a profile without one.
+	Grant *Grant
+	// Granted are the tools the grant gives (before registration decides which are live).
+	Granted Bitset
+	Limits  Limits
+	Pos     Pos
+}
+
+// Grant is what a person granted a profile: connectors, their allowances, bundled skills.
+type Grant struct {
+	// Connectors is the set of granted connector server indexes; ConnectorList holds them in
+	// order.
+	Connectors    Bitset
+	ConnectorList []*Server
+	Allowances    map[string]Allowance
+	Skills        []*Skill
+}
+
+// NamesSkill reports whether the grant names the bundled skill.
+func (g *Grant) NamesSkill(id string) bool {
+	return g != nil && slices.ContainsFunc(g.Skills, func(s *Skill) bool { return s.ID == id })
+}
+
+// Allowance is a spending allowance in a billing connector's unit.
+type Allowance struct {
+	PerRun, PerDay float64
+	Unit           string
+}
+
+// Tenant is a brand or account.
+type Tenant struct {
+	ID, Name, Account string
+	Index             int
+	// Owner marks the deployment owner's own tenant.
+	Owner bool
+	// Goals: the goals engine is on.
+	Goals bool
+	// Skills are the tenant's own skills.
+	Skills []string
+	// Coworkers are the tenant's saved coworkers.
+	Coworkers   []*Profile
+	Connections []*Connection
+	Pos         Pos
+
+	// stored[i] is the stored connection (own or shared) that serves connector i, if any.
+	stored []*Resolution
+}
+
+// Stored returns the tenant's stored connection for a connector: its own enabled connection
+// first, then one shared with it by its account. It returns nil when there is neither.
+func (t *Tenant) Stored(c *Server) *Resolution { return t.stored[c.Index] }
+
+// Connection is a tenant's stored connection to a connector.
+type Connection struct {
+	ID, Name   string
+	Connector  *Server
+	Tenant     *Tenant
+	Enabled    bool
+	SharedWith []*Tenant
+	Pos        Pos
+}
+
+// CredentialSource says where a session's credentials for a connector came from.
+type CredentialSource string
+
+// The credential sources, in the order they are tried.
+const (
+	SourceOwn    CredentialSource = "own"
+	SourceShared CredentialSource = "shared"
+	SourceHost   CredentialSource = "host"
+)
+
+// Resolution is where a connector's credentials come from for one tenant.
+type Resolution struct {
+	Source     CredentialSource
+	Connection *Connection // nil for SourceHost
+}
