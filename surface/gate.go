@@ -1,0 +1,68 @@
+package surface
+
+import (
+	"fmt"
+
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/verdict"
+)
+
+// GateResult is what the per-call gate requires of a tool's calls in this session, before
+// looking at any call's arguments: the static part of the gate. The argument-aware parts (the
+// amount a call would spend, argument constraints) are decided per call on top of it.
+type GateResult struct {
+	Tool     string
+	Decision verdict.Decision
+	// Code is set unless the decision is a plain allow.
+	Code   verdict.Code
+	Reason string
+	// Billing is set when the tool's calls also pass the spending gate.
+	Billing *policy.Billing
+	// Note says which calls the gate covers, when narrower than every call.
+	Note string
+}
+
+// Gate returns the static gate of the named tool for this session. A tool outside the surface
+// is denied with permission_denied.
+func (s *Surface) Gate(name string) GateResult {
+	res := GateResult{Tool: name}
+	t, ok := s.pol.Tool(name)
+	if !ok || !s.tools.Has(t.Index) {
+		res.Code = verdict.PermissionDenied
+		res.Reason = s.Explain(name).Reason
+		return res
+	}
+	res.Billing = t.Server.Billing
+	g := t.Gate
+	if g == nil {
+		res.Decision, res.Reason = verdict.Allow, "no gate"
+		return res
+	}
+	res.Note = g.Note
+	if g.Requires != nil {
+		if st := s.stateOf(g.Requires); !st.On {
+			res.Code = verdict.SwitchOff
+			res.Reason = fmt.Sprintf("its calls need %s on: %s", g.Requires.Name, st.Describe())
+			return res
+		}
+	}
+	switch {
+	case !g.Approval:
+		res.Decision, res.Reason = verdict.Allow, "its switch is on"
+	case !s.role.ApprovalChannel:
+		res.Code = verdict.NoApprovalChannel
+		res.Reason = fmt.Sprintf("it needs a person's approval and role %s has no approval channel", s.role.ID)
+	case s.env.ApprovalsOn():
+		res.Decision, res.Code = verdict.Ask, verdict.ApprovalRequired
+		res.Reason = "it asks a person before each call while approvals are on"
+	default:
+		st, _ := s.env.Switch(policy.SwitchRequireApproval)
+		res.Decision, res.Reason = verdict.Allow, fmt.Sprintf("approvals are off: %s", st.Describe())
+	}
+	return res
+}
+
+func (s *Surface) stateOf(sw *policy.Switch) policy.SwitchState {
+	st, _ := s.env.Switch(sw.Name)
+	return st
+}
