@@ -109,6 +109,7 @@ type condNode struct {
 	neg  bool // a != comparison
 	a, b *condNode
 	name string // the word compared against, for explanations
+	sw   string // the switch's name
 }
 
 // Cond is a compiled condition. The nil *Cond is always true.
@@ -123,6 +124,27 @@ func (c *Cond) String() string {
 		return "always"
 	}
 	return c.src
+}
+
+// Switches lists the switches the condition reads, in order of first use.
+func (c *Cond) Switches() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	var walk func(n *condNode)
+	walk = func(n *condNode) {
+		if n == nil {
+			return
+		}
+		if (n.op == opSwitch || n.op == opMode) && !slices.Contains(out, n.sw) {
+			out = append(out, n.sw)
+		}
+		walk(n.a)
+		walk(n.b)
+	}
+	walk(c.root)
+	return out
 }
 
 // Eval reports whether the condition holds.
@@ -421,7 +443,7 @@ func (cp *condParser) switchAtom(name string, off int, cmp *token, word token) *
 			cp.fail(word.off, "%q is not a mode of %s (its modes are %s)", word.text, name, strings.Join(s.Modes, ", "))
 			return nil
 		}
-		return &condNode{op: opMode, idx: s.Index, arg: i, neg: cmp.kind == tokNe, name: s.Modes[i]}
+		return &condNode{op: opMode, idx: s.Index, arg: i, neg: cmp.kind == tokNe, name: s.Modes[i], sw: name}
 	case RuleInteger:
 		cp.fail(off, "%s holds a number and cannot be a condition", name)
 		return nil
@@ -430,5 +452,5 @@ func (cp *condParser) switchAtom(name string, off int, cmp *token, word token) *
 		cp.fail(cmp.off, "%s is on or off and cannot be compared; write %s or !%s", name, name, name)
 		return nil
 	}
-	return &condNode{op: opSwitch, idx: s.Index}
+	return &condNode{op: opSwitch, idx: s.Index, sw: name}
 }

@@ -146,9 +146,14 @@ func selectorList(sels []policy.Selector) string {
 	if len(sels) == 0 {
 		return "it is empty"
 	}
-	out := make([]string, len(sels))
+	const show = 4
+	var out []string
 	for i, s := range sels {
-		out[i] = s.String()
+		if i == show {
+			out = append(out, fmt.Sprintf("and %d more", len(sels)-show))
+			break
+		}
+		out = append(out, s.String())
 	}
 	return strings.Join(out, ", ")
 }

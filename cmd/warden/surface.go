@@ -1,0 +1,266 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/verdict"
+)
+
+type surfaceOptions struct {
+	env     envOptions
+	spec    surface.Spec
+	json    bool
+	explain []string
+}
+
+func newSurfaceCmd(root *rootOptions) *cobra.Command {
+	o := &surfaceOptions{}
+	cmd := &cobra.Command{
+		Use:   "surface --role R [--profile P] [--tenant T] [--owner] [--env K=V ...] [--json]",
+		Short: "Print the tools a session holds, and why every other tool is absent",
+		Long: `Compute the tool surface of a session: the role, tenant, profile and harness, under
+the operator switches of the host environment (or of --env values standing in for it). Prints
+the tools given and, for every tool not given, the filter that removed it (registration,
+ceiling, profile, grant or gate) and why. A session its role's invariants would refuse is
+reported as refused, with exit status 1.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := root.load(cmd)
+			if err != nil {
+				return err
+			}
+			return o.run(cmd, p)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.spec.Role, "role", "", "role id (person, inbound, coworker, specialist, goal_agent, goal_reviewer, read_only, or one the policy adds)")
+	f.StringVar(&o.spec.Profile, "profile", "", "profile id (default: the role's default profile)")
+	f.StringVar(&o.spec.Tenant, "tenant", "", "tenant id (default: the policy's only tenant, or the one named default)")
+	f.StringVar(&o.spec.Harness, "harness", "", "harness id (default: default)")
+	f.BoolVar(&o.spec.Owner, "owner", false, "treat the tenant as the deployment owner's (it may use the host environment's credentials)")
+	f.BoolVar(&o.json, "json", false, "print JSON")
+	f.StringArrayVar(&o.explain, "explain", nil, "explain one tool (repeatable); prints only the explanations")
+	o.env.register(cmd)
+	_ = cmd.MarkFlagRequired("role")
+	return cmd
+}
+
+func (o *surfaceOptions) run(cmd *cobra.Command, p *policy.Policy) error {
+	lookup, err := o.env.lookup(os.LookupEnv)
+	if err != nil {
+		return err
+	}
+	env := p.Env(lookup)
+	for _, r := range env.Reports() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "switch:", r)
+	}
+	if o.spec.Tenant == "" {
+		if o.spec.Tenant, err = defaultTenant(p); err != nil {
+			return err
+		}
+	}
+	s, err := surface.Open(env, o.spec)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if len(o.explain) > 0 {
+		return o.printExplain(out, s)
+	}
+	if o.json {
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(surfaceJSON(s, env))
+	}
+	printSurface(out, s, env)
+	return nil
+}
+
+// defaultTenant picks the tenant when --tenant is not given.
+func defaultTenant(p *policy.Policy) (string, error) {
+	var ids []string
+	for t := range p.Tenants() {
+		ids = append(ids, t.ID)
+	}
+	if len(ids) == 1 {
+		return ids[0], nil
+	}
+	if _, ok := p.Tenant("default"); ok {
+		return "default", nil
+	}
+	if len(ids) == 0 {
+		return "", fmt.Errorf("the policy declares no tenant: add one under tenants")
+	}
+	return "", fmt.Errorf("--tenant is required: the policy has %s", strings.Join(ids, ", "))
+}
+
+func (o *surfaceOptions) printExplain(out io.Writer, s *surface.Surface) error {
+	if o.json {
+		var list []explanationJSON
+		for _, name := range o.explain {
+			list = append(list, toExplanationJSON(s.Explain(name)))
+		}
+		enc := json.NewEncoder(out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	for _, name := range o.explain {
+		e := s.Explain(name)
+		if e.Given {
+			fmt.Fprintf(out, "%s: given: %s\n", name, e.Reason)
+		} else {
+			fmt.Fprintf(out, "%s: absent (%s): %s\n", name, e.Filter, e.Reason)
+		}
+	}
+	return nil
+}
+
+// The JSON shape is a fixed interface: {"role","tools","absent":[{"tool","filter","reason"}]};
+// the other fields are additions.
+type surfaceOut struct {
+	Role        string            `json:"role"`
+	Tools       []string          `json:"tools"`
+	Absent      []explanationJSON `json:"absent"`
+	Tenant      string            `json:"tenant"`
+	Profile     string            `json:"profile,omitempty"`
+	Harness     string            `json:"harness"`
+	Owner       bool              `json:"owner"`
+	Revision    string            `json:"revision"`
+	Gates       []gateJSON        `json:"gates"`
+	Credentials []credentialJSON  `json:"credentials"`
+	Limits      *policy.Limits    `json:"limits,omitempty"`
+	Switches    []string          `json:"switchReports,omitempty"`
+}
+
+type explanationJSON struct {
+	Tool   string `json:"tool"`
+	Filter string `json:"filter,omitempty"`
+	Reason string `json:"reason"`
+	Given  *bool  `json:"given,omitempty"`
+}
+
+type gateJSON struct {
+	Tool     string          `json:"tool"`
+	Decision string          `json:"decision"`
+	Code     verdict.Code    `json:"code,omitempty"`
+	Reason   string          `json:"reason"`
+	Billing  *policy.Billing `json:"billing,omitempty"`
+	Note     string          `json:"note,omitempty"`
+}
+
+type credentialJSON struct {
+	Connector  string `json:"connector"`
+	Source     string `json:"source"`
+	Connection string `json:"connection,omitempty"`
+}
+
+func toExplanationJSON(e surface.Explanation) explanationJSON {
+	given := e.Given
+	return explanationJSON{Tool: e.Tool, Filter: string(e.Filter), Reason: e.Reason, Given: &given}
+}
+
+func surfaceJSON(s *surface.Surface, env *policy.Env) surfaceOut {
+	out := surfaceOut{
+		Role: s.Role().ID, Tools: s.Tools(), Absent: []explanationJSON{},
+		Tenant: s.Tenant().ID, Harness: s.Harness().ID, Owner: s.Owner(),
+		Revision: s.Policy().Revision, Gates: []gateJSON{}, Credentials: []credentialJSON{},
+		Switches: env.Reports(),
+	}
+	if pr := s.Profile(); pr != nil {
+		out.Profile = pr.ID
+	}
+	for _, e := range s.Absent() {
+		out.Absent = append(out.Absent, explanationJSON{Tool: e.Tool, Filter: string(e.Filter), Reason: e.Reason})
+	}
+	for _, name := range out.Tools {
+		if g := s.Gate(name); g.Code != "" || g.Billing != nil || g.Note != "" {
+			out.Gates = append(out.Gates, gateJSON{Tool: name, Decision: g.Decision.String(), Code: g.Code,
+				Reason: g.Reason, Billing: g.Billing, Note: g.Note})
+		}
+	}
+	for _, c := range s.Credentials() {
+		cj := credentialJSON{Connector: c.Connector.ID, Source: string(c.Source)}
+		if c.Connection != nil {
+			cj.Connection = c.Connection.ID
+		}
+		out.Credentials = append(out.Credentials, cj)
+	}
+	if l, ok := s.Limits(); ok {
+		out.Limits = &l
+	}
+	return out
+}
+
+func printSurface(out io.Writer, s *surface.Surface, env *policy.Env) {
+	p := s.Policy()
+	head := fmt.Sprintf("role %s · tenant %s · harness %s", s.Role().ID, s.Tenant().ID, s.Harness().ID)
+	if pr := s.Profile(); pr != nil {
+		head += " · profile " + pr.ID
+	}
+	if s.Owner() {
+		head += " · owner"
+	}
+	fmt.Fprintf(out, "%s\npolicy %s · revision %s\n\n", head, p.File, p.Revision)
+
+	tools := s.Tools()
+	fmt.Fprintf(out, "TOOLS GIVEN (%d)\n", len(tools))
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TOOL\tSERVER\tEFFECT\tGATE")
+	for _, name := range tools {
+		t, _ := p.Tool(name)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", name, t.Server.ID, t.Effect, gateText(s.Gate(name)))
+	}
+	tw.Flush()
+
+	absent := s.Absent()
+	fmt.Fprintf(out, "\nNOT GIVEN (%d)\n", len(absent))
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "  TOOL\tFILTER\tREASON")
+	for _, e := range absent {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Tool, e.Filter, e.Reason)
+	}
+	tw.Flush()
+
+	if creds := s.Credentials(); len(creds) > 0 {
+		fmt.Fprintln(out, "\nCREDENTIALS")
+		tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+		for _, c := range creds {
+			conn := "host environment"
+			if c.Connection != nil {
+				conn = c.Connection.ID
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", c.Connector.ID, c.Source, conn)
+		}
+		tw.Flush()
+	}
+	if l, ok := s.Limits(); ok {
+		fmt.Fprintf(out, "\nLIMITS  runBudgetUsd %g · maxTurns %d · maxConcurrentRuns %d · maxDelegationDepth %d · maxAttempts %d\n",
+			l.RunBudgetUsd, l.MaxTurns, l.MaxConcurrentRuns, l.MaxDelegationDepth, l.MaxAttempts)
+	}
+}
+
+func gateText(g surface.GateResult) string {
+	var parts []string
+	switch {
+	case g.Code == verdict.ApprovalRequired:
+		parts = append(parts, "asks a person")
+	case g.Code != "":
+		parts = append(parts, "refuses: "+string(g.Code))
+	}
+	if g.Billing != nil {
+		parts = append(parts, "bills in "+g.Billing.Unit)
+	}
+	if g.Note != "" {
+		parts = append(parts, "("+g.Note+")")
+	}
+	return strings.Join(parts, "; ")
+}
