@@ -143,7 +143,7 @@ func (c *compiler) buildSwitch(sc *SwitchConfig) *Switch {
 		return nil
 	}
 	switch {
-	case sc.Rule != "":
+	case sc.Has("rule") || sc.Rule != "": // rule: "" is an unknown rule, not no rule
 		r, ok := namedRules[sc.Rule]
 		if !ok {
 			c.errorf(sc.At("rule"), "switch %s: unknown rule %q; the rules are %s", sc.Name, sc.Rule, strings.Join(ruleNames(), ", "))
@@ -358,13 +358,6 @@ func (c *compiler) completeLimits(l Limits, at Pos, what string) {
 	if len(missing) > 0 {
 		c.errorf(at, "%s has no %s: set it on the profile or under the top-level limits", what, strings.Join(missing, ", "))
 	}
-}
-
-func posOr(p, fallback Pos) Pos {
-	if p.IsValid() {
-		return p
-	}
-	return fallback
 }
 
 func plural(n int, one, many string) string {

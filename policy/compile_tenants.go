@@ -79,8 +79,8 @@ func (c *compiler) compileTenants() {
 	// Sharing, now that every tenant exists.
 	for _, t := range p.tenants {
 		tc := c.tenantConfig(t)
-		for j, conn := range t.Connections {
-			cc := c.connectionConfig(tc, conn.ID, j)
+		for _, conn := range t.Connections {
+			cc := c.connectionConfig(tc, conn.ID)
 			for _, n := range cc.SharedWith {
 				other, ok := p.Tenant(n.Value)
 				switch {
@@ -147,7 +147,7 @@ func (c *compiler) tenantConfig(t *Tenant) *TenantConfig {
 	return &TenantConfig{}
 }
 
-func (c *compiler) connectionConfig(tc *TenantConfig, id string, hint int) *ConnectionConfig {
+func (c *compiler) connectionConfig(tc *TenantConfig, id string) *ConnectionConfig {
 	for i := range tc.Connections {
 		if tc.Connections[i].ID == id {
 			return &tc.Connections[i]

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const scout = "../../examples/scout/warden.yaml"
+
+// run executes the CLI in-process and returns stdout, stderr and the exit status.
+func run(t *testing.T, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := newRootCmd()
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	code := 0
+	var ex *exitError
+	switch {
+	case errors.As(err, &ex):
+		code = ex.code
+	case err != nil:
+		errOut.WriteString(err.Error())
+		code = 1
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestCheck(t *testing.T) {
+	out, _, code := run(t, "check", "-c", scout)
+	if code != 0 || !strings.Contains(out, "valid") {
+		t.Fatalf("check scout: status %d, output %q", code, out)
+	}
+
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	writeFile(t, bad, `version: 1
+builtins:
+  - name: Bash
+    kind: shell_exec
+  - name: Bash
+    kind: shell_exec
+servers:
+  - id: memory
+    effect: read
+    tools:
+      - name: mcp__project__project_read
+profiles:
+  - id: p
+    role: nobody
+    tools: [Bash]
+    limits: {runBudgetUsd: 1, maxTurns: 1, maxConcurrentRuns: 1}
+`)
+	out, _, code = run(t, "check", "-c", bad)
+	if code != 1 {
+		t.Fatalf("check bad: status %d; want 1\n%s", code, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 3 {
+		t.Fatalf("want every error at once, got %d lines:\n%s", len(lines), out)
+	}
+	re := regexp.MustCompile(`^` + regexp.QuoteMeta(bad) + `:\d+:\d+: .+`)
+	for _, l := range lines {
+		if !re.MatchString(l) {
+			t.Errorf("error line %q is not file:line:col: message", l)
+		}
+	}
+	for _, want := range []string{":5:11: the tool Bash is declared twice", ":11:15: the tool mcp__project__project_read is declared in memory", ":14:11: profile p runs as role \"nobody\""} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in\n%s", want, out)
+		}
+	}
+}
+
+type surfaceJSONOut struct {
+	Role   string   `json:"role"`
+	Tools  []string `json:"tools"`
+	Absent []struct {
+		Tool, Filter, Reason string
+	} `json:"absent"`
+}
+
+func surfaceJSONFor(t *testing.T, args ...string) surfaceJSONOut {
+	t.Helper()
+	out, errOut, code := run(t, append([]string{"surface", "-c", scout, "--json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("surface %v: status %d: %s", args, code, errOut)
+	}
+	var s surfaceJSONOut
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("surface %v: not JSON: %v\n%s", args, err, out)
+	}
+	if s.Tools == nil || s.Absent == nil {
+		t.Fatalf("surface %v: tools and absent must be lists, even empty: %s", args, out)
+	}
+	for _, a := range s.Absent {
+		if !slices.Contains([]string{"registration", "ceiling", "profile", "grant", "gate"}, a.Filter) || a.Reason == "" {
+			t.Errorf("absent entry %+v: filter must be registration|ceiling|profile|grant|gate, with a reason", a)
+		}
+	}
+	return s
+}
+
+func TestSurfaceFromTheIssue(t *testing.T) {
+	s := surfaceJSONFor(t, "--tenant", "acme", "--role", "goal_reviewer")
+	if s.Role != "goal_reviewer" || len(s.Tools) != 0 {
+		t.Errorf("goal_reviewer: %v; want no tools", s.Tools)
+	}
+	s = surfaceJSONFor(t, "--tenant", "acme", "--role", "inbound",
+		"--env", "AGENTMAIL_WEBHOOK_URL_SECRET=s", "--env", "AGENTMAIL_ALLOW_SENDS=true")
+	want := []string{
+		"mcp__agentmail__agentmail_list_threads", "mcp__agentmail__agentmail_search_threads",
+		"mcp__agentmail__agentmail_get_thread", "mcp__agentmail__agentmail_list_messages",
+		"mcp__agentmail__agentmail_search_messages", "mcp__agentmail__agentmail_get_message",
+		"mcp__agentmail__agentmail_get_attachment", "mcp__agentmail__agentmail_whoami",
+		"mcp__agentmail__agentmail_create_draft", "mcp__agentmail__agentmail_list_drafts",
+		"mcp__agentmail__agentmail_get_draft",
+	}
+	got := slices.Sorted(slices.Values(s.Tools))
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("inbound: got %v\nwant the eleven AgentMail read and draft tools %v", got, want)
+	}
+}
+
+func TestSurfaceRefusedAndBadFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"inbound route off", []string{"--tenant", "acme", "--role", "inbound"}, "AGENTMAIL_WEBHOOK_URL_SECRET"},
+		{"unknown role", []string{"--tenant", "acme", "--role", "admin"}, `role "admin"`},
+		{"ambiguous tenant", []string{"--role", "person"}, "--tenant is required"},
+		{"bad env", []string{"--tenant", "acme", "--role", "person", "--env", "NOEQUALS"}, "want NAME=value"},
+		{"coworker without profile", []string{"--tenant", "acme", "--role", "coworker"}, "name one"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, errOut, code := run(t, append([]string{"surface", "-c", scout}, tt.args...)...)
+			if code == 0 || !strings.Contains(errOut, tt.want) {
+				t.Errorf("status %d, stderr %q; want failure mentioning %q", code, errOut, tt.want)
+			}
+		})
+	}
+}
+
+func TestSurfaceTableAndExplain(t *testing.T) {
+	out, _, code := run(t, "surface", "-c", scout, "--tenant", "acme", "--role", "coworker", "--profile", "generalist")
+	if code != 0 || !strings.Contains(out, "TOOLS GIVEN (19)") || !strings.Contains(out, "mcp__project__project_delete") {
+		t.Errorf("table: status %d\n%s", code, out)
+	}
+	out, _, code = run(t, "surface", "-c", scout, "--tenant", "acme", "--role", "coworker", "--profile", "generalist",
+		"--explain", "mcp__project__project_delete", "--explain", "Read")
+	if code != 0 || !strings.Contains(out, "mcp__project__project_delete: absent (ceiling)") || !strings.Contains(out, "Read: given") {
+		t.Errorf("explain: status %d\n%s", code, out)
+	}
+}
+
+func TestDefaultConfig(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	out, _, code := run(t, "check")
+	if code != 0 || !strings.Contains(out, "quickstart.yaml (built in)") {
+		t.Fatalf("without warden.yaml: status %d, %q; want the built-in quickstart", code, out)
+	}
+	s, _, code := run(t, "surface", "--role", "person", "--json")
+	if code != 0 || !strings.Contains(s, `"files_read"`) || !strings.Contains(s, `"Bash"`) {
+		t.Errorf("quickstart person: status %d\n%s", code, s)
+	}
+	writeFile(t, filepath.Join(dir, "warden.yaml"), "version: 1\nbuiltins:\n  - name: files_read\ntenants:\n  - id: solo\n")
+	out, _, code = run(t, "check")
+	if code != 0 || !strings.Contains(out, "warden.yaml: valid") {
+		t.Errorf("with ./warden.yaml: status %d, %q", code, out)
+	}
+}
+
+func TestDocs(t *testing.T) {
+	out, _, code := run(t, "docs", "-c", scout)
+	if code != 0 || !strings.HasPrefix(out, "# Tool permissions: Scout") {
+		t.Errorf("docs: status %d, starts %q", code, out[:min(len(out), 80)])
+	}
+}
+
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
