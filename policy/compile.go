@@ -343,16 +343,20 @@ func (c *compiler) checkLimits(lc *LimitsConfig, what string) {
 	}
 }
 
-// completeLimits reports a profile's limits that neither it nor the defaults set.
-func (c *compiler) completeLimits(l Limits, at Pos, what string) {
+// completeLimits reports a profile's limits that neither it nor the defaults set. A limit that
+// is set but out of range is reported by checkLimits, not here.
+func (c *compiler) completeLimits(pc *ProfileConfig, at Pos, what string) {
+	unset := func(f func(*LimitsConfig) bool) bool {
+		return (pc.Limits == nil || !f(pc.Limits)) && (c.cfg.Limits == nil || !f(c.cfg.Limits))
+	}
 	var missing []string
-	if l.RunBudgetUsd == 0 {
+	if unset(func(l *LimitsConfig) bool { return l.RunBudgetUsd != nil }) {
 		missing = append(missing, "runBudgetUsd")
 	}
-	if l.MaxTurns == 0 {
+	if unset(func(l *LimitsConfig) bool { return l.MaxTurns != nil }) {
 		missing = append(missing, "maxTurns")
 	}
-	if l.MaxConcurrentRuns == 0 {
+	if unset(func(l *LimitsConfig) bool { return l.MaxConcurrentRuns != nil }) {
 		missing = append(missing, "maxConcurrentRuns")
 	}
 	if len(missing) > 0 {

@@ -60,7 +60,7 @@ func (c *compiler) buildProfile(pc *ProfileConfig) *Profile {
 		c.checkLimits(pc.Limits, what)
 	}
 	pr.Limits = mergeLimits(p.defaultLimits, pc.Limits)
-	c.completeLimits(pr.Limits, pc.Pos, what)
+	c.completeLimits(pc, pc.Pos, what)
 
 	// Requested tools.
 	pr.Requested = p.NewToolSet()
@@ -114,11 +114,17 @@ func (c *compiler) buildProfile(pc *ProfileConfig) *Profile {
 		}
 	case len(pr.Tools) > 0 && !pr.Requested.Intersects(reach):
 		c.errorf(pc.At("tools"), "every tool %s asks for is outside the ceiling of role %s: it would start with none", what, r.ID)
-	case len(pr.Tools) == 0 && pr.Granted.Empty():
+	case len(pc.Tools) == 0 && pr.Granted.Empty():
+		// (tools that do not exist are reported one by one above)
 		c.errorf(pc.Pos, "%s asks for no tools and its grant gives none", what)
 	}
 	if r.Invariants.NoDelegation && pr.Limits.MaxDelegationDepth > 0 {
-		c.errorf(pc.Limits.At("maxDelegationDepth"), "role %s may not delegate, but %s has maxDelegationDepth %d", r.ID, what, pr.Limits.MaxDelegationDepth)
+		// The depth may come from the top-level limits, and pc.Limits may be nil.
+		at, from := pc.Pos, " (from the top-level limits)"
+		if pc.Limits != nil && pc.Limits.Has("maxDelegationDepth") {
+			at, from = pc.Limits.At("maxDelegationDepth"), ""
+		}
+		c.errorf(at, "role %s may not delegate, but %s has maxDelegationDepth %d%s", r.ID, what, pr.Limits.MaxDelegationDepth, from)
 	}
 	if r.Invariants.NoGrant && pc.Grant != nil {
 		c.errorf(pc.At("grant"), "role %s may have no grant, but %s has one", r.ID, what)

@@ -286,7 +286,7 @@ func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {
 			g.Requires = sw
 		}
 	}
-	if !g.Approval && g.Requires == nil {
+	if !g.Approval && gc.Requires.Value == "" { // (a switch that is not usable is reported above)
 		c.errorf(gc.Pos, "%s: the gate neither asks for approval nor requires a switch", t.Name)
 	}
 	return g

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 )
 
 // Conditions are the small boolean language of `when` fields:
@@ -229,7 +230,7 @@ func compileCond(p *problems, e Expr, scope condScope) *Cond {
 		}
 		return nil
 	}
-	cp := condParser{src: e.Src, pos: e.Pos, scope: scope, p: p}
+	cp := condParser{src: e.Src, pos: e.Pos, approx: e.approx, scope: scope, p: p}
 	cp.next()
 	root := cp.expr()
 	if cp.failed {
@@ -267,6 +268,7 @@ type condParser struct {
 	src    string
 	off    int
 	pos    Pos
+	approx bool // pos is only where the value starts (see Expr)
 	tok    token
 	scope  condScope
 	p      *problems
@@ -280,8 +282,8 @@ func (cp *condParser) fail(off int, format string, args ...any) {
 	}
 	cp.failed = true
 	at := cp.pos
-	if at.IsValid() && !strings.Contains(cp.src[:min(off, len(cp.src))], "\n") {
-		at.Col += off
+	if before := cp.src[:min(off, len(cp.src))]; at.IsValid() && !cp.approx && !strings.Contains(before, "\n") {
+		at.Col += utf8.RuneCountInString(before) // columns count characters
 	}
 	cp.p.errorf(at, format, args...)
 }
@@ -324,7 +326,8 @@ func (cp *condParser) next() {
 		}
 		cp.tok = token{tokWord, cp.src[start:cp.off], start}
 	default:
-		cp.tok, cp.off = token{tokBad, cp.src[start : start+1], start}, cp.off+1
+		_, w := utf8.DecodeRuneInString(cp.src[start:]) // the whole character, for the message
+		cp.tok, cp.off = token{tokBad, cp.src[start : start+w], start}, cp.off+w
 	}
 }
 

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -25,6 +27,10 @@ const maxNodes = 1_000_000
 
 type decoder struct {
 	*problems
+	// lines are the document's lines, to find where a value's text is written (see place);
+	// placed caches it for nodes reached again through aliases.
+	lines    []string
+	placed   map[*yaml.Node]placement
 	visited  int
 	overflow bool
 }
@@ -72,10 +78,29 @@ func parseDocument(p *problems, data []byte) (root *yaml.Node) {
 	return nil
 }
 
+// yamlParserProblems are the problems yaml.v3's parser (not its scanner) reports. For these it
+// prints the line counted from 0 (the scanner's from 1), so one is added.
+var yamlParserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
 func yamlError(file string, err error) *Error {
 	msg := err.Error()
 	if m := yamlLineErr.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
+		if yamlParserProblems[m[2]] {
+			line++
+		}
 		return &Error{File: file, Pos: Pos{Line: line, Col: 1}, Msg: "YAML: " + m[2]}
 	}
 	return &Error{File: file, Pos: Pos{Line: 1, Col: 1}, Msg: "YAML: " + strings.TrimPrefix(msg, "yaml: ")}
@@ -109,7 +134,14 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 		return
 	}
 	if isNull(n) {
-		return // unset: the zero value, which later stages read as "not given"
+		// unset: the zero value, which later stages read as "not given". An empty entry of a list
+		// still has a place, so what is missing from it can be reported there.
+		if v.Kind() == reflect.Struct {
+			if si := infoFor(v.Type()); si.node >= 0 {
+				v.Field(si.node).Set(reflect.ValueOf(Node{Pos: nodePos(n)}))
+			}
+		}
+		return
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
@@ -177,6 +209,11 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, what string) {
 				d.errorf(nodePos(n), "%s must be a number, not %q", what, s)
 				return
 			}
+			if math.IsInf(f, 0) || math.IsNaN(f) {
+				// .inf would be a budget or allowance with no limit at all.
+				d.errorf(nodePos(n), "%s must be a finite number, not %q", what, s)
+				return
+			}
 			v.SetFloat(f)
 		}
 	default:
@@ -205,7 +242,7 @@ func (d *decoder) scalar(n *yaml.Node, what string) (string, bool) {
 		return "", false
 	}
 	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") {
-		d.errorf(nodePos(n), "%s has the tag %s, which Warden does not read", what, n.Tag)
+		d.errorf(nodePos(n), "%s has the tag %q, which Warden does not read", what, n.Tag)
 		return "", false
 	}
 	return n.Value, true
@@ -263,6 +300,9 @@ func infoFor(t reflect.Type) *structInfo {
 // typeLabel names a config type for messages: ToolConfig is "a tool".
 func typeLabel(t reflect.Type) string {
 	name := strings.TrimSuffix(t.Name(), "Config")
+	if name == "" {
+		return "policy" // Config itself
+	}
 	var b strings.Builder
 	for i, r := range name {
 		if i > 0 && r >= 'A' && r <= 'Z' {
@@ -370,6 +410,8 @@ func (n *Name) decodeYAML(d *decoder, y *yaml.Node) {
 type Expr struct {
 	Src string
 	Pos Pos
+	// approx: Src is not written verbatim on one line at Pos, so offsets into it are not columns.
+	approx bool
 }
 
 func (e *Expr) decodeYAML(d *decoder, y *yaml.Node) {
@@ -379,7 +421,62 @@ func (e *Expr) decodeYAML(d *decoder, y *yaml.Node) {
 	}
 	if s, ok := d.scalar(y, "a condition"); ok {
 		e.Src = s
+		e.Pos, e.approx = d.place(y, s, e.Pos)
 	}
+}
+
+// place finds where the text s of scalar y is written, so that an offset into s is a column: on
+// y's line after any tag, anchor or quote, or for a block scalar on the first line of its body.
+// When s is not written verbatim on one line (escapes, folded lines), it returns at and true:
+// the place is only where the value starts.
+func (d *decoder) place(y *yaml.Node, s string, at Pos) (Pos, bool) {
+	if pl, ok := d.placed[y]; ok {
+		return pl.pos, pl.approx
+	}
+	pos, approx := d.findText(y, s, at)
+	if d.placed == nil {
+		d.placed = map[*yaml.Node]placement{}
+	}
+	d.placed[y] = placement{pos, approx}
+	return pos, approx
+}
+
+type placement struct {
+	pos    Pos
+	approx bool
+}
+
+func (d *decoder) findText(y *yaml.Node, s string, at Pos) (Pos, bool) {
+	line, text := y.Line, s
+	block := y.Style&(yaml.LiteralStyle|yaml.FoldedStyle) != 0
+	if block {
+		text = strings.TrimRight(text, "\n")
+		for line++; line <= len(d.lines) && strings.TrimSpace(d.lines[line-1]) == ""; line++ {
+		}
+	}
+	if line < 1 || line > len(d.lines) || strings.Contains(text, "\n") {
+		return at, true
+	}
+	raw := strings.TrimSuffix(d.lines[line-1], "\r")
+	col := 1
+	if !block {
+		// Skip to y's column (yaml counts columns in characters).
+		for i := range raw {
+			if col == y.Column {
+				raw = raw[i:]
+				break
+			}
+			col++
+		}
+		if col != y.Column {
+			return at, true
+		}
+	}
+	i := strings.Index(raw, text)
+	if i < 0 || block && strings.TrimSpace(raw[:i]) != "" {
+		return at, true
+	}
+	return Pos{Line: line, Col: col + utf8.RuneCountInString(raw[:i])}, false
 }
 
 // Credentials is a role's credential set: "all", "none", "grant" or a list of connector ids.

@@ -8,6 +8,9 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads and compiles the policy file at path. On any problem it returns an ErrorList
@@ -55,11 +58,12 @@ func decodeConfig(name string, data []byte) (*Config, *problems) {
 	if root == nil {
 		return cfg, probs
 	}
-	d := &decoder{problems: probs}
-	d.decode(root, reflect.ValueOf(cfg).Elem(), "the policy")
-	if len(probs.errs) == 0 && !cfg.Node.Pos.IsValid() {
-		probs.errorf(Pos{Line: 1, Col: 1}, "the policy must be a mapping with version, builtins, servers, ...")
+	if root.Kind != yaml.MappingNode {
+		probs.errorf(nodePos(root), "the policy must be a mapping with version, builtins, servers, ..., not %s", describe(root))
+		return cfg, probs
 	}
+	d := &decoder{problems: probs, lines: strings.Split(string(data), "\n")}
+	d.decode(root, reflect.ValueOf(cfg).Elem(), "the policy")
 	return cfg, probs
 }
 

@@ -175,9 +175,21 @@ func (c *compiler) compileSelectors(list []Name, use selectorUse) ([]Selector, B
 			}
 		}
 		if !matched && !use.lenient {
-			if s.scope == scopeName && !strings.Contains(s.pattern, "*") && s.effects == nil {
+			// Naming a tool or server that does not exist is an error; a pattern, or an effect
+			// filter that leaves nothing, is a warning.
+			exact := !strings.Contains(s.pattern, "*")
+			t, isTool := p.Tool(s.pattern)
+			srv, isServer := p.Server(s.pattern)
+			switch {
+			case exact && s.scope == scopeName && !isTool:
 				c.errorf(n.Pos, "%s names the tool %q, which does not exist%s", use.what, s.pattern, c.toolHint(s.pattern))
-			} else {
+			case exact && s.scope == scopeBuiltin && (!isTool || t.Server.Kind != KindBuiltin):
+				c.errorf(n.Pos, "%s: selector %q names the built-in %q, which does not exist", use.what, n.Value, s.pattern)
+			case exact && s.scope == scopePlatform && (!isServer || srv.Kind != KindPlatform):
+				c.errorf(n.Pos, "%s: selector %q names platform server %q, which does not exist", use.what, n.Value, s.pattern)
+			case exact && s.scope == scopeConnector && (!isServer || srv.Kind != KindConnector):
+				c.errorf(n.Pos, "%s: selector %q names connector %q, which does not exist", use.what, n.Value, s.pattern)
+			default:
 				c.warnf(n.Pos, "%s: selector %q matches no tool", use.what, n.Value)
 			}
 		}
