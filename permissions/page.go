@@ -132,27 +132,46 @@ func (pg *page) classify(r *policy.Role, t *policy.Tool) (filter, reason, via st
 
 // grantWay says how a grant gives a tool, or "" when no grant can.
 func grantWay(t *policy.Tool) string {
-	var parts []string
+	var conds []string
 	switch {
 	case t.Skill == "*":
-		parts = append(parts, "when the grant names a skill")
+		conds = append(conds, "the grant names a skill")
 	case t.Skill != "":
-		parts = append(parts, fmt.Sprintf("when the grant names the skill %s", t.Skill))
+		conds = append(conds, fmt.Sprintf("the grant names the skill %s", t.Skill))
 	case !t.Grantable:
 		return ""
-	case t.Server.Kind == policy.KindConnector:
-		parts = append(parts, fmt.Sprintf("when the grant names %s", t.Server.ID))
 	}
-	if needs := slices.Concat(t.Server.Needs, t.Needs); len(needs) > 0 {
-		parts = append(parts, fmt.Sprintf("and %s", serverIDs(needs)))
+	var connectors []*policy.Server
+	if t.Server.Kind == policy.KindConnector {
+		connectors = append(connectors, t.Server)
+	}
+	connectors = append(connectors, t.Server.Needs...)
+	connectors = append(connectors, t.Needs...)
+	if len(connectors) > 0 {
+		conds = append(conds, "the grant names "+andList(serverIDList(connectors)))
 	}
 	if t.OptIn {
-		parts = append(parts, "and the profile asks for it by name")
+		conds = append(conds, "the profile asks for it by name")
 	}
 	if t.Handoff {
-		parts = append(parts, "and maxDelegationDepth is above 0")
+		conds = append(conds, "maxDelegationDepth is above 0")
 	}
-	return "through a grant, " + strings.Join(parts, " ")
+	return "through a grant, when " + andList(conds)
+}
+
+func andList(items []string) string {
+	if len(items) <= 1 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
+}
+
+func serverIDList(servers []*policy.Server) []string {
+	out := make([]string, len(servers))
+	for i, s := range servers {
+		out[i] = s.ID
+	}
+	return out
 }
 
 // registers says when a tool registers, in words.
@@ -163,7 +182,7 @@ func registers(t *policy.Tool) string {
 		parts = append(parts, code(s.When.String()))
 	}
 	if s.Kind == policy.KindConnector {
-		parts = append(parts, fmt.Sprintf("%s connected", s.ID))
+		parts = append(parts, fmt.Sprintf("a connection to %s", s.ID))
 	}
 	if len(s.Needs) > 0 {
 		parts = append(parts, serverIDs(s.Needs)+" live")

@@ -93,9 +93,9 @@ func (s *Surface) explain(t *policy.Tool) Explanation {
 		how = fmt.Sprintf("in the ceiling of role %s", r.ID)
 	}
 	if g := t.Gate; g != nil && g.Approval {
-		if !r.ApprovalChannel && g.AbsentWithoutChannel {
+		if !s.facts.ApprovalChannel && g.AbsentWithoutChannel {
 			return Explanation{Filter: FilterGate, Reason: fmt.Sprintf(
-				"it asks a person before each call and role %s has no approval channel; it is declared absent rather than refusing", r.ID)}
+				"it asks a person before each call and %s; it is declared absent rather than refusing", s.noChannel())}
 		}
 		if !s.env.ApprovalsOn() && g.AbsentWithoutApprovals {
 			st, _ := s.env.Switch(policy.SwitchRequireApproval)
@@ -174,6 +174,9 @@ func (s *Surface) registrationReason(t *policy.Tool) string {
 
 func (s *Surface) serverReason(srv *policy.Server) string {
 	r := s.role
+	if s.parent != nil && !s.parent.live.Has(srv.Index) {
+		return fmt.Sprintf("the parent session does not build %s, and a child is handed nothing its parent was not", srv.ID)
+	}
 	switch srv.Kind {
 	case policy.KindBuiltin:
 		if !s.harness.Builtins {

@@ -49,9 +49,10 @@ func (s *Surface) Gate(name string) GateResult {
 	switch {
 	case !g.Approval:
 		res.Decision, res.Reason = verdict.Allow, "its switch is on"
-	case !s.role.ApprovalChannel:
+	case !s.facts.ApprovalChannel:
+		// Whether approvals are on or off: a session that cannot ask anybody refuses.
 		res.Code = verdict.NoApprovalChannel
-		res.Reason = fmt.Sprintf("it needs a person's approval and role %s has no approval channel", s.role.ID)
+		res.Reason = fmt.Sprintf("it needs a person's approval and %s", s.noChannel())
 	case s.env.ApprovalsOn():
 		res.Decision, res.Code = verdict.Ask, verdict.ApprovalRequired
 		res.Reason = "it asks a person before each call while approvals are on"
@@ -65,4 +66,12 @@ func (s *Surface) Gate(name string) GateResult {
 func (s *Surface) stateOf(sw *policy.Switch) policy.SwitchState {
 	st, _ := s.env.Switch(sw.Name)
 	return st
+}
+
+// noChannel says why the session has nobody to ask.
+func (s *Surface) noChannel() string {
+	if s.role.ApprovalChannel {
+		return "this child session's parent has no approval channel, so neither has the child"
+	}
+	return fmt.Sprintf("role %s has no approval channel", s.role.ID)
 }

@@ -149,8 +149,9 @@ func Open(env *policy.Env, spec Spec) (*Surface, error) {
 	}
 
 	s.facts = policy.Facts{
-		Env:             env,
-		ApprovalChannel: s.role.ApprovalChannel,
+		Env: env,
+		// A child can ask a person only if its parent could: the parent's boundaries reach it.
+		ApprovalChannel: s.role.ApprovalChannel && (s.parent == nil || s.parent.facts.ApprovalChannel),
 		Owner:           spec.Owner || s.tenant.Owner,
 		Coworkers:       len(s.tenant.Coworkers) > 0,
 		Goals:           s.tenant.Goals,
@@ -267,6 +268,11 @@ func (s *Surface) register() {
 
 // serverLive decides whether a server is built for the session, before needs.
 func (s *Surface) serverLive(srv *policy.Server) bool {
+	if s.parent != nil && !s.parent.live.Has(srv.Index) {
+		// A child is handed nothing its parent was not (S5, S9): no tool of such a server can
+		// be in its surface anyway, and building it would hand the child credentials.
+		return false
+	}
 	switch srv.Kind {
 	case policy.KindBuiltin:
 		if !s.harness.Builtins {
@@ -324,7 +330,7 @@ func (s *Surface) narrow() {
 	if s.parent != nil {
 		t.And(s.parent.tools)
 	}
-	if !r.ApprovalChannel {
+	if !s.facts.ApprovalChannel {
 		t.AndNot(p.AbsentWithoutChannel())
 	}
 	if !s.env.ApprovalsOn() {
