@@ -71,7 +71,7 @@ func (c *compiler) standardRole(std standardRole, rc *RoleConfig) *Role {
 	}
 	fixed := func(key string, written, is bool) {
 		if rc.Has(key) && written != is {
-			c.errorf(rc.At(key), "role %s is standard: its %s is fixed at %v", std.id, key, is)
+			c.errorf(rc.At(key), "role %s is standard: %s is fixed at %v for it", std.id, key, is)
 		}
 	}
 	if rc.ApprovalChannel != nil {
@@ -101,7 +101,7 @@ func (c *compiler) standardRole(std standardRole, rc *RoleConfig) *Role {
 	std2, set2 := c.compileSelectors(added, selectorUse{what: "the invariants of role " + std.id, grantOnly: true})
 	set1.Or(set2)
 	r.Invariants.Forbid, r.Invariants.Forbidden = append(std1, std2...), set1
-	r.Limits = c.roleLimits(rc)
+	r.Limits = c.roleLimits(rc, r.Invariants)
 	c.checkCeilingInvariants(r, rc)
 	return r
 }
@@ -137,7 +137,7 @@ func (c *compiler) newRole(rc *RoleConfig) *Role {
 	} else {
 		r.Invariants.Forbidden = c.pol.NewToolSet()
 	}
-	r.Limits = c.roleLimits(rc)
+	r.Limits = c.roleLimits(rc, r.Invariants)
 	c.checkCeilingInvariants(r, rc)
 	return r
 }
@@ -176,12 +176,17 @@ func (c *compiler) applyCredentials(r *Role, rc *RoleConfig) {
 	}
 }
 
-func (c *compiler) roleLimits(rc *RoleConfig) *Limits {
+// roleLimits compiles the limits of sessions that run no profile. Unlike a profile's, a
+// role's limits may leave fields out: what is not written is not limited here.
+func (c *compiler) roleLimits(rc *RoleConfig, inv Invariants) *Limits {
 	if rc.Limits == nil {
 		return nil
 	}
 	c.checkLimits(rc.Limits, "role "+rc.ID)
 	l := mergeLimits(Limits{MaxAttempts: 1}, rc.Limits)
+	if inv.NoDelegation && l.MaxDelegationDepth > 0 {
+		c.errorf(rc.Limits.At("maxDelegationDepth"), "role %s may not delegate, but its limits allow maxDelegationDepth %d", rc.ID, l.MaxDelegationDepth)
+	}
 	return &l
 }
 

@@ -33,6 +33,7 @@ func (c *compiler) compileServers() {
 	p.grantOnly = p.NewToolSet()
 	p.absentWithoutChannel = p.NewToolSet()
 	p.absentWithoutApprovals = p.NewToolSet()
+	p.delegating = p.NewToolSet()
 	for _, t := range p.tools {
 		tc := c.toolCfg[t.Index]
 		if tc != nil {
@@ -40,6 +41,9 @@ func (c *compiler) compileServers() {
 		}
 		if t.GrantOnly() {
 			p.grantOnly.Add(t.Index)
+		}
+		if t.Handoff || t.Kind == "spawn_subagent" {
+			p.delegating.Add(t.Index)
 		}
 		if g := t.Gate; g != nil && g.Approval {
 			if g.AbsentWithoutChannel {
@@ -57,6 +61,9 @@ func (c *compiler) compileServers() {
 		s.Set = p.NewToolSet()
 		for _, t := range s.Tools {
 			s.Set.Add(t.Index)
+		}
+		if s.Kind == KindConnector {
+			p.connectors++
 		}
 	}
 }
@@ -328,6 +335,10 @@ func (c *compiler) checkWithheld(s *Server, sc *ServerConfig) {
 		}
 		w := Withheld{What: wc.What, Reason: wc.Reason}
 		for _, n := range wc.Tools {
+			if slices.Contains(w.Tools, n.Value) {
+				c.warnf(n.Pos, "withheld tool %q of %s is listed twice", n.Value, s.ID)
+				continue
+			}
 			if !strings.HasPrefix(n.Value, prefix) {
 				c.errorf(n.Pos, "withheld tool %q of %s must be named %s<tool>", n.Value, s.ID, prefix)
 				continue

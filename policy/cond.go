@@ -225,8 +225,9 @@ type condScope struct {
 // and compiles to nil.
 func compileCond(p *problems, e Expr, scope condScope) *Cond {
 	if strings.TrimSpace(e.Src) == "" {
-		if e.Pos.IsValid() && e.Src != "" {
-			p.errorf(e.Pos, "the condition is empty")
+		// An empty when (a templating slip, say) must not quietly mean "always".
+		if e.Pos.IsValid() {
+			p.errorf(e.Pos, "the condition is empty: write one, or leave out when to mean always")
 		}
 		return nil
 	}

@@ -135,10 +135,16 @@ func TestCondEval(t *testing.T) {
 
 func TestCondEmptyIsAlways(t *testing.T) {
 	p, scope := condScopeFor(t)
+	// A when that is not written at all (no position) means always.
 	probs := &problems{file: "cond.yaml"}
-	c := compileCond(probs, Expr{Src: "", Pos: condAt}, scope)
+	c := compileCond(probs, Expr{}, scope)
 	if c != nil || len(probs.errs) > 0 {
-		t.Fatalf("compileCond(\"\") = %v, %v; want nil and no error", c, probs.errs)
+		t.Fatalf("compileCond of an unwritten condition = %v, %v; want nil and no error", c, probs.errs)
+	}
+	// One that is written empty is an error: it must not quietly mean always.
+	if c := compileCond(probs, Expr{Src: "", Pos: condAt}, scope); c != nil || len(probs.errs) != 1 ||
+		!strings.Contains(probs.errs[0].Error(), "cond.yaml:5:10: the condition is empty") {
+		t.Fatalf("compileCond(\"\") = %v, %v; want nil and the empty-condition error", c, probs.errs)
 	}
 	f := session{}.facts(t, p)
 	if !c.Eval(f) || c.String() != "always" || c.Why(f) != "always" {

@@ -22,8 +22,9 @@ import (
 // stopping at the first. yaml.v3's own decoding gives only a line, and only some errors.
 
 // maxNodes bounds the nodes visited while decoding, aliases expanded: a small document whose
-// aliases refer to each other can otherwise stand for billions of nodes.
-const maxNodes = 1_000_000
+// aliases refer to each other can otherwise stand for billions of nodes, and every node
+// decoded is work for the compiler too. The Scout example has about 5,000.
+const maxNodes = 250_000
 
 type decoder struct {
 	*problems
@@ -297,11 +298,12 @@ func infoFor(t reflect.Type) *structInfo {
 	return si
 }
 
-// typeLabel names a config type for messages: ToolConfig is "a tool".
+// typeLabel names a config type for messages, with its article: ToolConfig is "a tool",
+// AllowanceConfig "an allowance", LimitsConfig "the limits".
 func typeLabel(t reflect.Type) string {
 	name := strings.TrimSuffix(t.Name(), "Config")
 	if name == "" {
-		return "policy" // Config itself
+		return "the policy" // Config itself
 	}
 	var b strings.Builder
 	for i, r := range name {
@@ -310,13 +312,20 @@ func typeLabel(t reflect.Type) string {
 		}
 		b.WriteRune(r)
 	}
-	return strings.ToLower(b.String())
+	label := strings.ToLower(b.String())
+	switch {
+	case strings.HasSuffix(label, "s"):
+		return "the " + label
+	case strings.ContainsRune("aeiou", rune(label[0])):
+		return "an " + label
+	}
+	return "a " + label
 }
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
 	si := infoFor(v.Type())
 	if n.Kind != yaml.MappingNode {
-		d.errorf(nodePos(n), "%s must be a mapping (a %s), not %s", what, si.label, describe(n))
+		d.errorf(nodePos(n), "%s must be a mapping (%s), not %s", what, si.label, describe(n))
 		return
 	}
 	node := Node{Pos: nodePos(n), Keys: map[string]Pos{}}
@@ -329,7 +338,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, what string) {
 		}
 		idx, known := si.fields[key]
 		if !known {
-			d.errorf(nodePos(k), "unknown field %q in a %s%s", key, si.label, suggest(key, si.names))
+			d.errorf(nodePos(k), "unknown field %q in %s%s", key, si.label, suggest(key, si.names))
 			continue
 		}
 		val := n.Content[i+1]

@@ -25,7 +25,10 @@ func Load(path string) (*Policy, error) {
 
 // Parse compiles a policy document; name is the file name used in messages.
 func Parse(name string, data []byte) (*Policy, error) {
-	cfg, probs := decodeConfig(name, data)
+	// Problems come in two rounds, each reported whole: shape (YAML syntax, unknown fields,
+	// wrong types), then meaning. Compiling a document whose shape is wrong would mostly report
+	// the consequences of the shape problems a second time.
+	cfg, probs, _ := decodeConfig(name, data)
 	if len(probs.errs) > 0 {
 		return nil, sortErrors(probs.errs)
 	}
@@ -44,27 +47,29 @@ func Parse(name string, data []byte) (*Policy, error) {
 // Decode reads a policy document into its written form without compiling it. It reports
 // problems of shape (YAML syntax, unknown fields, wrong types) but not of meaning.
 func Decode(name string, data []byte) (*Config, error) {
-	cfg, probs := decodeConfig(name, data)
+	cfg, probs, _ := decodeConfig(name, data)
 	if len(probs.errs) > 0 {
 		return nil, sortErrors(probs.errs)
 	}
 	return cfg, nil
 }
 
-func decodeConfig(name string, data []byte) (*Config, *problems) {
-	probs := &problems{file: name}
+// decodeConfig decodes a document. usable is false when there is nothing to compile: a YAML
+// syntax error, a document that is not a mapping, or one whose aliases expand too far.
+func decodeConfig(name string, data []byte) (cfg *Config, probs *problems, usable bool) {
+	probs = &problems{file: name}
 	root := parseDocument(probs, data)
-	cfg := &Config{}
+	cfg = &Config{}
 	if root == nil {
-		return cfg, probs
+		return cfg, probs, false
 	}
 	if root.Kind != yaml.MappingNode {
 		probs.errorf(nodePos(root), "the policy must be a mapping with version, builtins, servers, ..., not %s", describe(root))
-		return cfg, probs
+		return cfg, probs, false
 	}
 	d := &decoder{problems: probs, lines: strings.Split(string(data), "\n")}
 	d.decode(root, reflect.ValueOf(cfg).Elem(), "the policy")
-	return cfg, probs
+	return cfg, probs, !d.overflow
 }
 
 var (

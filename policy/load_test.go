@@ -200,12 +200,12 @@ var badDocs = []badDoc{
 	{
 		name: "unknown top-level field",
 		give: "verison: 1\n",
-		want: []string{`1:1: unknown field "verison" in a policy (did you mean "version"?)`},
+		want: []string{`1:1: unknown field "verison" in the policy (did you mean "version"?)`},
 	},
 	{
 		name: "unknown top-level field, nothing close",
 		give: "tools: []\n",
-		want: []string{`1:1: unknown field "tools" in a policy; known fields are builtins, connectors, description, harnesses, limits, name, profiles, roles, servers, skills, switches, tenants, version`},
+		want: []string{`1:1: unknown field "tools" in the policy; known fields are builtins, connectors, description, harnesses, limits, name, profiles, roles, servers, skills, switches, tenants, version`},
 	},
 	{
 		name: "unknown field in a built-in",
@@ -246,12 +246,12 @@ profiles:
       allowance:
         crawl: {perRun: 1, perday: 2}
 `,
-		want: []string{`7:28: unknown field "perday" in a allowance (did you mean "perDay"?)`},
+		want: []string{`7:28: unknown field "perday" in an allowance (did you mean "perDay"?)`},
 	},
 	{
 		name: "unknown field in limits",
 		give: "limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1, maxDepth: 1}\n",
-		want: []string{`1:62: unknown field "maxDepth" in a limits; known fields are maxAttempts, maxConcurrentRuns, maxDelegationDepth, maxTurns, runBudgetUsd`},
+		want: []string{`1:62: unknown field "maxDepth" in the limits; known fields are maxAttempts, maxConcurrentRuns, maxDelegationDepth, maxTurns, runBudgetUsd`},
 	},
 	{
 		name: "unknown field in a connection",
@@ -578,6 +578,16 @@ profiles:
 		want: []string{`4:12: the condition is empty`},
 	},
 	{
+		name: "empty quoted condition does not mean always",
+		give: "servers:\n  - id: memory\n    effect: read\n    when: \"\"\n",
+		want: []string{`4:11: the condition is empty: write one, or leave out when to mean always`},
+	},
+	{
+		name: "condition key left without a value does not mean always",
+		give: "servers:\n  - id: memory\n    effect: read\n    when:\n",
+		want: []string{`4:10: the condition is empty`},
+	},
+	{
 		name: "condition ending early",
 		give: "servers:\n  - {id: memory, effect: read, when: \"FLAG &&\"}\n",
 		want: []string{`2:46: the condition ends where a switch or fact name is expected`},
@@ -881,12 +891,17 @@ connectors:
 	{
 		name: "standard role given an approval channel",
 		give: "roles:\n  - {id: inbound, approvalChannel: true}\n",
-		want: []string{`2:36: role inbound is standard: its approvalChannel is fixed at false`},
+		want: []string{`2:36: role inbound is standard: approvalChannel is fixed at false for it`},
+	},
+	{
+		name: "role limits that delegate against noDelegation",
+		give: "roles:\n  - {id: goal_reviewer, limits: {maxDelegationDepth: 1}}\n",
+		want: []string{`2:54: role goal_reviewer may not delegate, but its limits allow maxDelegationDepth 1`},
 	},
 	{
 		name: "standard role given grants",
 		give: "roles:\n  - {id: coworker, grants: true}\n",
-		want: []string{`2:28: role coworker is standard: its grants is fixed at false`},
+		want: []string{`2:28: role coworker is standard: grants is fixed at false for it`},
 	},
 	{
 		name: "standard role given another profile mode",
@@ -1354,7 +1369,7 @@ tenants:
 		name: "billion laughs",
 		give: billionLaughs(),
 		raw:  true,
-		want: []string{`2:31: the document expands to more than 1000000 nodes through its aliases`},
+		want: []string{`2:31: the document expands to more than 250000 nodes through its aliases`},
 	},
 }
 
@@ -1474,7 +1489,7 @@ builtins:
 		`4:20: tenant b is marked as the owner's, but a already is`,
 		`6:21: profile p asks for the tool "files_raed", which does not exist`,
 		`7:24: the default limits: runBudgetUsd must be above zero, not 0`,
-		`9:36: role inbound is standard: its approvalChannel is fixed at false`,
+		`9:36: role inbound is standard: approvalChannel is fixed at false for it`,
 		`13:21: unknown switch FLGA`,
 		`16:15: the tool mcp__project__read is declared in memory, but its name says server project`,
 		`18:12: switch name "flag" must be an environment variable name in upper case`,
@@ -1531,6 +1546,11 @@ var warningDocs = []struct {
 		name: "profile asking for a tool twice",
 		give: "profiles:\n  - {id: p, tools: [files_read, files_write, files_read]}\n",
 		want: []string{`2:46: profile p asks for files_read twice`},
+	},
+	{
+		name: "withheld tool listed twice",
+		give: "connectors:\n  - id: shop\n    effect: read\n    withheld:\n      - {what: Deletes, reason: Final., tools: [mcp__shop__delete, mcp__shop__delete]}\n",
+		want: []string{`5:68: withheld tool "mcp__shop__delete" of shop is listed twice`},
 	},
 	{
 		name: "two enabled connections for one connector",
@@ -1692,7 +1712,7 @@ func TestAliasExpansionIsBounded(t *testing.T) {
 		t.Fatal("Parse accepted a document of 10^9 nodes")
 	}
 	var list policy.ErrorList
-	if !errors.As(err, &list) || len(list) != 1 || !strings.Contains(list[0].Msg, "expands to more than 1000000 nodes through its aliases") {
+	if !errors.As(err, &list) || len(list) != 1 || !strings.Contains(list[0].Msg, "expands to more than 250000 nodes through its aliases") {
 		t.Errorf("Parse = %v, want the one error that the aliases expand too far", err)
 	}
 	// Visiting a million nodes takes well under a second; expanding 10^9 would take minutes.

@@ -53,8 +53,12 @@ type Policy struct {
 	// session with no approval channel, and while approvals are off.
 	absentWithoutChannel   Bitset
 	absentWithoutApprovals Bitset
+	// delegating are the tools that hand work to another agent: hand-off tools and built-ins
+	// of kind spawn_subagent. A session that may not delegate does not hold them.
+	delegating Bitset
 	// conditional are the tools with a condition of their own (when or needs).
 	conditional []*Tool
+	connectors  int
 
 	approvalSwitch, timeoutSwitch int
 }
@@ -182,6 +186,13 @@ func (p *Policy) AbsentWithoutChannel() Bitset { return p.absentWithoutChannel }
 // AbsentWithoutApprovals is the set of tools the gate removes while approvals are off.
 func (p *Policy) AbsentWithoutApprovals() Bitset { return p.absentWithoutApprovals }
 
+// Delegating is the set of tools that hand work to another agent (hand-off tools and
+// spawn_subagent built-ins): a session whose delegation depth is used up does not hold them.
+func (p *Policy) Delegating() Bitset { return p.delegating }
+
+// NumConnectors is the number of connectors.
+func (p *Policy) NumConnectors() int { return p.connectors }
+
 // Conditional lists the tools with a registration condition of their own (when or needs).
 func (p *Policy) Conditional() []*Tool { return p.conditional }
 
@@ -252,8 +263,8 @@ type Withheld struct {
 
 // Billing says how a connector's calls are paid for.
 type Billing struct {
-	Unit     string
-	AskAbove float64
+	Unit     string  `json:"unit"`
+	AskAbove float64 `json:"askAbove,omitempty"`
 }
 
 // Tool is one tool a model can call.
@@ -424,11 +435,11 @@ type Invariants struct {
 
 // Limits are a run's limits.
 type Limits struct {
-	RunBudgetUsd       float64
-	MaxTurns           int
-	MaxConcurrentRuns  int
-	MaxDelegationDepth int
-	MaxAttempts        int
+	RunBudgetUsd       float64 `json:"runBudgetUsd,omitempty"`
+	MaxTurns           int     `json:"maxTurns,omitempty"`
+	MaxConcurrentRuns  int     `json:"maxConcurrentRuns,omitempty"`
+	MaxDelegationDepth int     `json:"maxDelegationDepth"`
+	MaxAttempts        int     `json:"maxAttempts,omitempty"`
 }
 
 // Profile is a saved coworker.

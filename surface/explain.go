@@ -92,6 +92,9 @@ func (s *Surface) explain(t *policy.Tool) Explanation {
 	default:
 		how = fmt.Sprintf("in the ceiling of role %s", r.ID)
 	}
+	if s.remaining == 0 && s.pol.Delegating().Has(t.Index) {
+		return Explanation{Filter: FilterProfile, Reason: "it hands work to another agent, and " + s.noDelegation()}
+	}
 	if g := t.Gate; g != nil && g.Approval {
 		if !s.facts.ApprovalChannel && g.AbsentWithoutChannel {
 			return Explanation{Filter: FilterGate, Reason: fmt.Sprintf(
@@ -241,4 +244,17 @@ func isAre(servers []*policy.Server) string {
 		return servers[0].ID + " is"
 	}
 	return names(servers) + " are"
+}
+
+// noDelegation says why the session may not delegate.
+func (s *Surface) noDelegation() string {
+	switch {
+	case s.parent != nil:
+		return fmt.Sprintf("this session's delegation depth is used up (it is at depth %d)", s.depth)
+	case s.profile != nil:
+		return fmt.Sprintf("profile %s has maxDelegationDepth 0", s.profile.ID)
+	case s.role.Limits != nil:
+		return fmt.Sprintf("role %s allows no delegation (limits.maxDelegationDepth is 0)", s.role.ID)
+	}
+	return fmt.Sprintf("role %s declares no delegation depth (set limits.maxDelegationDepth on the role to allow it)", s.role.ID)
 }

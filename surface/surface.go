@@ -186,6 +186,7 @@ func Open(env *policy.Env, spec Spec) (*Surface, error) {
 	s.tools = policy.Bitset(backing[words : 2*words : 2*words])
 	s.live = policy.Bitset(backing[2*words:])
 
+	s.creds = make([]Credential, 0, p.NumConnectors())
 	s.register()
 	s.narrow()
 	if err := s.applyRetry(spec.Retry); err != nil {
@@ -336,6 +337,11 @@ func (s *Surface) narrow() {
 	if !s.env.ApprovalsOn() {
 		t.AndNot(p.AbsentWithoutApprovals())
 	}
+	if s.remaining == 0 {
+		// Absent beats refusing: a session that may not delegate is not offered the tools that
+		// would try.
+		t.AndNot(p.Delegating())
+	}
 }
 
 func (s *Surface) applyRetry(rt *Retry) error {
@@ -432,6 +438,10 @@ func (s *Surface) Owner() bool { return s.facts.Owner }
 
 // Depth is the session's delegation depth: 0 for a root session.
 func (s *Surface) Depth() int { return s.depth }
+
+// RemainingDepth is how many levels of children the session may still open: 0 when it may not
+// delegate at all.
+func (s *Surface) RemainingDepth() int { return s.remaining }
 
 // Attempt is the attempt number: 1 unless the session is a retry.
 func (s *Surface) Attempt() int { return s.attempt }
