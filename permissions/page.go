@@ -148,7 +148,7 @@ func grantWay(t *policy.Tool) string {
 	connectors = append(connectors, t.Server.Needs...)
 	connectors = append(connectors, t.Needs...)
 	if len(connectors) > 0 {
-		conds = append(conds, "the grant names "+andList(serverIDList(connectors)))
+		conds = append(conds, "the grant names "+andList(mapped(connectors, serverID)))
 	}
 	if t.OptIn {
 		conds = append(conds, "the profile asks for it by name")
@@ -164,14 +164,6 @@ func andList(items []string) string {
 		return strings.Join(items, "")
 	}
 	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
-}
-
-func serverIDList(servers []*policy.Server) []string {
-	out := make([]string, len(servers))
-	for i, s := range servers {
-		out[i] = s.ID
-	}
-	return out
 }
 
 // registers says when a tool registers, in words.
@@ -672,37 +664,28 @@ func selectorsText(sels []policy.Selector) string {
 	return strings.Join(out, ", ")
 }
 
-func toolList(tools []*policy.Tool) string {
-	out := make([]string, len(tools))
-	for i, t := range tools {
-		out[i] = code(t.Name)
+// mapped applies f to each item.
+func mapped[T any](items []T, f func(T) string) []string {
+	out := make([]string, len(items))
+	for i, it := range items {
+		out[i] = f(it)
 	}
-	return strings.Join(out, ", ")
+	return out
 }
 
-func serverIDs(servers []*policy.Server) string {
-	out := make([]string, len(servers))
-	for i, s := range servers {
-		out[i] = s.ID
-	}
-	return strings.Join(out, ", ")
+func serverID(s *policy.Server) string { return s.ID }
+
+func toolList(tools []*policy.Tool) string {
+	return strings.Join(mapped(tools, func(t *policy.Tool) string { return code(t.Name) }), ", ")
 }
+
+func serverIDs(servers []*policy.Server) string { return strings.Join(mapped(servers, serverID), ", ") }
 
 func skillIDs(skills []*policy.Skill) string {
-	out := make([]string, len(skills))
-	for i, s := range skills {
-		out[i] = s.ID
-	}
-	return strings.Join(out, ", ")
+	return strings.Join(mapped(skills, func(s *policy.Skill) string { return s.ID }), ", ")
 }
 
-func codes(vals []string) string {
-	out := make([]string, len(vals))
-	for i, v := range vals {
-		out[i] = code(v)
-	}
-	return strings.Join(out, ", ")
-}
+func codes(vals []string) string { return strings.Join(mapped(vals, code), ", ") }
 
 func code(s string) string { return "`" + strings.ReplaceAll(s, "|", "\\|") + "`" }
 
