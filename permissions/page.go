@@ -212,6 +212,7 @@ func gateText(r *policy.Role, t *policy.Tool) string {
 			parts = append(parts, "("+g.Note+")")
 		}
 	}
+	parts = append(parts, constraintsText(t)...)
 	if b := t.Server.Billing; b != nil {
 		s := "bills in " + b.Unit
 		if b.AskAbove > 0 && r.ApprovalChannel {
@@ -416,10 +417,24 @@ func staticGate(t *policy.Tool) string {
 			parts = append(parts, "("+g.Note+")")
 		}
 	}
+	parts = append(parts, constraintsText(t)...)
 	if t.Server.Billing != nil {
 		parts = append(parts, "bills")
 	}
 	return strings.Join(parts, "; ")
+}
+
+// constraintsText describes a tool's argument constraints.
+func constraintsText(t *policy.Tool) []string {
+	var out []string
+	for _, c := range t.Constraints {
+		what := c.Message
+		if what == "" {
+			what = "requires " + code(c.Source)
+		}
+		out = append(out, fmt.Sprintf("%s (otherwise %s)", what, c.Otherwise))
+	}
+	return out
 }
 
 func toolNotes(t *policy.Tool) string {

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -121,7 +122,43 @@ func (c *compiler) addBuiltin(b *Server, tc *ToolConfig) {
 	if tc.Effect != "" && tc.Effect != effect {
 		c.errorf(tc.At("effect"), "built-in %s: its effect comes from its kind (%s is %s), not %s", tc.Name, kind, effect, tc.Effect)
 	}
-	c.addTool(b, &Tool{Name: tc.Name, Description: tc.Description, Kind: kind, Effect: effect, Pos: tc.Pos}, tc)
+	if tc.Has("args") {
+		c.errorf(tc.At("args"), "built-in %s: its arguments come from its kind and input", tc.Name)
+	}
+	t := &Tool{Name: tc.Name, Description: tc.Description, Kind: kind, Effect: effect, Pos: tc.Pos}
+	t.Input = c.builtinInput(tc, kind)
+	t.Args = map[string]string{}
+	for role, field := range t.Input {
+		t.Args[field] = inputArgTypes[role]
+	}
+	c.addTool(b, t, tc)
+}
+
+// builtinInput maps a built-in's input roles to its field names: the kind's own names, or a
+// well-known built-in's (Read takes file_path), with input overriding either.
+func (c *compiler) builtinInput(tc *ToolConfig, kind string) map[string]string {
+	input := map[string]string{}
+	if k, ok := knownInputs[tc.Name]; ok && k.kind == kind {
+		for role, field := range k.fields {
+			input[role] = field
+		}
+	} else {
+		for _, role := range KindInputs[kind] {
+			input[role] = role
+		}
+	}
+	for _, role := range slices.Sorted(maps.Keys(tc.Input)) {
+		field := tc.Input[role]
+		switch {
+		case !slices.Contains(KindInputs[kind], role):
+			c.errorf(tc.At("input"), "built-in %s: %q is not an input of %s (its inputs are %s)", tc.Name, role, kind, strings.Join(KindInputs[kind], ", "))
+		case !toolPartPattern.MatchString(field):
+			c.errorf(tc.At("input"), "built-in %s: input %s must name a field, not %q", tc.Name, role, field)
+		default:
+			input[role] = field
+		}
+	}
+	return input
 }
 
 func kindList() string {
@@ -223,7 +260,21 @@ func (c *compiler) finishTool(t *Tool, tc *ToolConfig) {
 	if s.Kind == KindBuiltin {
 		t.When = compileCond(c.problems, tc.When, c.scope)
 		t.Gate = c.compileGate(t, tc.Gate)
+		t.Constraints = c.compileConstraints(t, tc.Constraints)
 		return
+	}
+	if tc.Has("input") {
+		c.errorf(tc.At("input"), "%s: input applies only to built-ins", t.Name)
+	}
+	if tc.Args != nil {
+		t.Args = map[string]string{}
+		for _, name := range slices.Sorted(maps.Keys(tc.Args)) {
+			if typ := tc.Args[name]; !slices.Contains(argTypes, typ) {
+				c.errorf(tc.At("args"), "%s: argument %s has the type %q; the types are %s", t.Name, name, typ, strings.Join(argTypes, ", "))
+			} else {
+				t.Args[name] = typ
+			}
+		}
 	}
 	sc := c.serverCfg[s.Index]
 	if t.Effect == "" {
@@ -254,6 +305,7 @@ func (c *compiler) finishTool(t *Tool, tc *ToolConfig) {
 	if t.OptIn && !t.Grantable && t.Skill == "" {
 		c.errorf(tc.At("optIn"), "%s is opt-in but not grantable, so no profile could ever be given it", t.Name)
 	}
+	t.Constraints = c.compileConstraints(t, tc.Constraints)
 }
 
 func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {

@@ -150,6 +150,29 @@ type ToolConfig struct {
 	Handoff bool `yaml:"handoff"`
 	// Gate is the per-call gate of the tool.
 	Gate *GateConfig `yaml:"gate"`
+	// Input (built-ins only) names the input fields that carry the path, command, working
+	// directory and the like, where they differ from the kind's own names: {path: file_path}.
+	Input map[string]string `yaml:"input"`
+	// Args declares the tool's arguments and their types (string, number, integer, boolean,
+	// list, object, any), so that constraints naming an argument the tool does not take are
+	// refused at load. Built-ins take theirs from their kind.
+	Args map[string]string `yaml:"args"`
+	// Constraints are argument constraints, checked on every call (A8).
+	Constraints []ConstraintConfig `yaml:"constraints"`
+}
+
+// ConstraintConfig is one argument constraint: a CEL expression over the call that must hold.
+type ConstraintConfig struct {
+	Node `yaml:"-"`
+
+	// Require is a CEL expression that must be true for the call to go ahead. It sees args (the
+	// call's arguments), session (role, tenant, profile, owner) and switches (each switch's
+	// value: true/false, a mode, or a number).
+	Require Expr `yaml:"require"`
+	// Otherwise is what a call that breaks the constraint gets: "deny" (the default) or "ask".
+	Otherwise string `yaml:"otherwise"`
+	// Message says why, for the blocker's detail.
+	Message string `yaml:"message"`
 }
 
 // GateConfig is what a tool's calls must pass beyond being in the surface.

@@ -1371,6 +1371,77 @@ tenants:
 		raw:  true,
 		want: []string{`2:31: the document expands to more than 250000 nodes through its aliases`},
 	},
+	// Input mappings, declared arguments and argument constraints (A8).
+	{
+		name: "a built-in declaring args",
+		give: "builtins:\n  - {name: files_read, args: {path: string}}\n",
+		want: []string{`2:30: built-in files_read: its arguments come from its kind and input`},
+	},
+	{
+		name: "a built-in mapping an input its kind lacks",
+		give: "builtins:\n  - {name: Read, kind: files_read, input: {command: cmd}}\n",
+		want: []string{`2:43: built-in Read: "command" is not an input of files_read (its inputs are path)`},
+	},
+	{
+		name: "a built-in mapping an input to no field",
+		give: "builtins:\n  - {name: Read, kind: files_read, input: {path: \"\"}}\n",
+		want: []string{`2:43: built-in Read: input path must name a field, not ""`},
+	},
+	{
+		name: "input on a server tool",
+		give: "servers:\n  - id: memory\n    effect: read\n    tools:\n      - {name: mcp__memory__read, input: {path: p}}\n",
+		want: []string{`5:42: mcp__memory__read: input applies only to built-ins`},
+	},
+	{
+		name: "an argument of an unknown type",
+		give: "servers:\n  - id: memory\n    effect: read\n    tools:\n      - {name: mcp__memory__read, args: {key: text}}\n",
+		want: []string{`5:41: mcp__memory__read: argument key has the type "text"; the types are string, number, integer, boolean, list, object, any`},
+	},
+	{
+		name: "a constraint deciding neither deny nor ask",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - {require: \"true\", otherwise: allow}\n",
+		want: []string{`4:38: files_read: otherwise must be deny or ask, not "allow"`},
+	},
+	{
+		name: "a constraint without require",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - {message: why}\n",
+		want: []string{`4:9: files_read: a constraint needs require: a CEL expression that must hold`},
+	},
+	{
+		name: "a constraint that does not parse, at its column",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - require: \"args.path.startsWith(\"\n",
+		want: []string{`4:40: files_read: constraint: Syntax error: mismatched input '<EOF>'`},
+	},
+	{
+		name: "a constraint that does not type-check",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - require: \"args.path + 1 > 2\"\n",
+		want: []string{`4:29: files_read: constraint: found no matching overload for '_+_' applied to '(string, int)'`},
+	},
+	{
+		name: "a constraint that is not true or false",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - require: \"'a' + 'b'\"\n",
+		want: []string{`4:19: files_read: a constraint must be true or false, and this one is string`},
+	},
+	{
+		name: "a constraint reading an argument the built-in does not take",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - require: \"args.pth != '/etc'\"\n",
+		want: []string{`4:23: files_read: constraint: undefined field 'pth' (files_read takes path;`},
+	},
+	{
+		name: "a constraint reading a switch that is not declared",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - require: \"switches.FLAGG\"\n",
+		want: []string{`4:27: files_read: constraint: undefined field 'FLAGG'`},
+	},
+	{
+		name: "a constraint comparing a mode switch with a number",
+		give: "builtins:\n  - name: files_read\n    constraints:\n      - require: \"switches.MODE == 1\"\n",
+		want: []string{`4:33: files_read: constraint: found no matching overload for '_==_' applied to '(string, int)'`},
+	},
+	{
+		name: "a constraint indexing the arguments of a server tool",
+		give: "servers:\n  - id: memory\n    effect: read\n    tools:\n      - name: mcp__memory__read\n        args: {key: string}\n        constraints:\n          - require: \"args['ky'] != ''\"\n",
+		want: []string{`8:27: mcp__memory__read: constraint: found no matching overload for '_[_]' applied to '(warden.Args, string)'; read an argument as args.name`},
+	},
 }
 
 // billionLaughs is a small document (about 20 kB) whose aliases stand for 10^9 names: a
@@ -1728,6 +1799,10 @@ func TestEveryMessageIsTested(t *testing.T) {
 	untestable := map[string]bool{
 		// yaml.v3 panicking on a document: recovered, but no known document does it.
 		"YAML parser failed on this document: %v": true,
+		// The constraint environment is fixed and builds; a compiled CEL expression that cannot
+		// be planned has not been seen.
+		"%s: the constraint environment could not be built: %v": true,
+		"%s: constraint: %v": true,
 	}
 	var produced []string
 	for _, tt := range badDocs {

@@ -293,7 +293,14 @@ type Tool struct {
 	Gate *Gate
 	// Pattern marks the stand-in for a discovered catalog: its name ends in "*".
 	Pattern bool
-	Pos     Pos
+	// Input maps a built-in's input roles (path, command, cwd, ...) to the field names its
+	// callers use; nil for server tools.
+	Input map[string]string
+	// Args are the declared arguments and their types (nil: not declared).
+	Args map[string]string
+	// Constraints are checked on every call.
+	Constraints []*Constraint
+	Pos         Pos
 }
 
 // GrantOnly reports whether only a profile or a grant can give the tool.

@@ -111,3 +111,47 @@ var NativeKinds = map[string]Effect{
 	"net_fetch":      EffectRead,
 	"net_search":     EffectRead,
 }
+
+// KindInputs are the input roles of each native kind: what its fields mean. A native tool
+// takes them under these very names (files_write {path, content}); a built-in with another
+// name maps them to its own fields with input (Write: {path: file_path}).
+var KindInputs = map[string][]string{
+	"files_read":     {"path"},
+	"files_list":     {"path"},
+	"files_find":     {"path", "pattern"},
+	"files_search":   {"path", "query"},
+	"files_inspect":  {"path"},
+	"files_write":    {"path", "content"},
+	"files_edit":     {"path", "old", "new"},
+	"files_patch":    {"patch", "cwd"},
+	"files_delete":   {"path"},
+	"shell_exec":     {"command", "cwd", "protectedBindings"},
+	"spawn_subagent": {"root", "profile", "task"},
+	"git_status":     {"cwd"},
+	"git_diff":       {"cwd"},
+	"net_fetch":      {"url"},
+	"net_search":     {"query"},
+}
+
+// knownInputs are the field names of well-known built-ins (Claude Code's), used when a
+// built-in of that name and kind does not say otherwise.
+var knownInputs = map[string]struct {
+	kind   string
+	fields map[string]string
+}{
+	"Bash":      {"shell_exec", map[string]string{"command": "command"}},
+	"Read":      {"files_read", map[string]string{"path": "file_path"}},
+	"Write":     {"files_write", map[string]string{"path": "file_path", "content": "content"}},
+	"Edit":      {"files_edit", map[string]string{"path": "file_path", "old": "old_string", "new": "new_string"}},
+	"Glob":      {"files_find", map[string]string{"path": "path", "pattern": "pattern"}},
+	"Grep":      {"files_search", map[string]string{"path": "path", "query": "pattern"}},
+	"WebFetch":  {"net_fetch", map[string]string{"url": "url"}},
+	"WebSearch": {"net_search", map[string]string{"query": "query"}},
+}
+
+// inputArgTypes are the types of the input roles, for checking constraints.
+var inputArgTypes = map[string]string{
+	"path": "string", "pattern": "string", "query": "string", "content": "string",
+	"old": "string", "new": "string", "patch": "string", "cwd": "string", "command": "string",
+	"protectedBindings": "object", "root": "string", "profile": "string", "task": "string", "url": "string",
+}

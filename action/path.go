@@ -1,0 +1,158 @@
+package action
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// maxLinks bounds the symbolic links followed while resolving one path, as the kernel does
+// (40 on Linux); more is a loop, or near enough.
+const maxLinks = 40
+
+// ErrUnresolvable is matched by errors from paths that cannot be resolved (a symbolic link
+// loop, an empty path).
+var ErrUnresolvable = errors.New("path cannot be resolved")
+
+// Resolver resolves the paths an action names the way the operating system will see them when
+// it runs (A3): relative paths against a base directory, ~ as the session's home, and every
+// symbolic link along the way followed, so that .., links and doubled slashes cannot dodge a
+// rule. BURROW resolves lexically only; a link inside the workspace pointing at /etc would be
+// judged as the workspace path.
+//
+// A Resolver reads the file system (lstat and readlink) and is safe for concurrent use.
+type Resolver struct {
+	// Root is the base of relative paths (the session's workspace). It must be absolute and
+	// its own real path (see NewResolver): resolving starts there rather than at /.
+	Root string
+	// Home is what ~ and ~/ stand for.
+	Home string
+}
+
+// Resolve returns the real absolute path of p, relative to base (or to Root when base is
+// empty): the real path of the longest existing prefix, then the rest lexically, with links
+// met anywhere along the way followed.
+func (r *Resolver) Resolve(base, p string) (string, error) {
+	if p == "" {
+		return "", fmt.Errorf("%w: the path is empty", ErrUnresolvable)
+	}
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		if r.Home == "" {
+			return "", fmt.Errorf("%w: %s names the home directory, and the session has none", ErrUnresolvable, p)
+		}
+		p = r.Home + p[1:]
+	}
+	if !filepath.IsAbs(p) {
+		if base == "" {
+			base = r.Root
+		}
+		if !filepath.IsAbs(base) {
+			return "", fmt.Errorf("%w: %s is relative and there is no absolute base to resolve it against", ErrUnresolvable, p)
+		}
+		p = base + "/" + p
+	}
+	if r.Root != "" && r.Root != "/" && strings.HasPrefix(p, r.Root+"/") {
+		// The root is real already: walk only what lies below it.
+		return realFrom(r.Root, p[len(r.Root):], p)
+	}
+	return Real(p)
+}
+
+// NewResolver returns a Resolver for a workspace, which must exist.
+func NewResolver(root, home string) (*Resolver, error) {
+	real, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	abs, err := filepath.Abs(real)
+	if err != nil {
+		return nil, fmt.Errorf("workspace: %w", err)
+	}
+	return &Resolver{Root: abs, Home: home}, nil
+}
+
+// Real resolves an absolute path through the file system: each component in turn, following
+// symbolic links wherever they are (so /work/link/../x goes to the parent of the link's
+// target, as the kernel does), and past the first component that does not exist lexically.
+func Real(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%w: %s is not absolute", ErrUnresolvable, p)
+	}
+	return realFrom("/", p, p)
+}
+
+// realFrom resolves rest below start, an existing real directory; p is the whole path, for
+// messages.
+func realFrom(start, rest, p string) (string, error) {
+	cur := start
+	links := 0
+	exists := true // whether cur exists: below a missing directory nothing can be a link
+	for rest != "" {
+		var comp string
+		comp, rest = nextComponent(rest)
+		switch comp {
+		case "", ".":
+			continue
+		case "..":
+			cur = filepath.Dir(cur)
+			if !exists {
+				// The parent of a missing path may exist again; look at it afresh.
+				_, err := os.Lstat(cur)
+				exists = err == nil
+			}
+			continue
+		}
+		next := join(cur, comp)
+		if !exists {
+			cur = next
+			continue
+		}
+		fi, err := os.Lstat(next)
+		if err != nil {
+			// Missing (or unreadable): the rest is lexical, except that a later ".." can come
+			// back to a directory that exists.
+			exists = false
+			cur = next
+			continue
+		}
+		if fi.Mode()&os.ModeSymlink == 0 {
+			cur = next
+			continue
+		}
+		links++
+		if links > maxLinks {
+			return "", fmt.Errorf("%w: %s: more than %d symbolic links (a loop?)", ErrUnresolvable, p, maxLinks)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", fmt.Errorf("%w: %s: %v", ErrUnresolvable, next, err)
+		}
+		if filepath.IsAbs(target) {
+			cur = "/"
+		}
+		// The link's target is resolved in turn, then what followed the link.
+		if rest == "" {
+			rest = target
+		} else {
+			rest = target + "/" + rest
+		}
+	}
+	return cur, nil
+}
+
+func nextComponent(s string) (comp, rest string) {
+	s = strings.TrimLeft(s, "/")
+	if i := strings.IndexByte(s, '/'); i >= 0 {
+		return s[:i], s[i+1:]
+	}
+	return s, ""
+}
+
+func join(dir, name string) string {
+	if dir == "/" {
+		return "/" + name
+	}
+	return dir + "/" + name
+}
