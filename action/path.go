@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // maxLinks bounds the symbolic links followed while resolving one path, as the kernel does
@@ -99,8 +100,8 @@ func realFrom(start, rest, p string) (string, error) {
 			cur = filepath.Dir(cur)
 			if !exists {
 				// The parent of a missing path may exist again; look at it afresh.
-				_, err := os.Lstat(cur)
-				exists = err == nil
+				var st syscall.Stat_t
+				exists = syscall.Lstat(cur, &st) == nil
 			}
 			continue
 		}
@@ -109,15 +110,15 @@ func realFrom(start, rest, p string) (string, error) {
 			cur = next
 			continue
 		}
-		fi, err := os.Lstat(next)
-		if err != nil {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(next, &st); err != nil {
 			// Missing (or unreadable): the rest is lexical, except that a later ".." can come
 			// back to a directory that exists.
 			exists = false
 			cur = next
 			continue
 		}
-		if fi.Mode()&os.ModeSymlink == 0 {
+		if st.Mode&syscall.S_IFMT != syscall.S_IFLNK {
 			cur = next
 			continue
 		}

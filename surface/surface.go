@@ -433,6 +433,10 @@ func (s *Surface) Profile() *policy.Profile { return s.profile }
 // Harness is the session's harness.
 func (s *Surface) Harness() *policy.Harness { return s.harness }
 
+// ApprovalChannel reports whether a person can answer this session's approval cards: its
+// role has a channel and, for a child, so had its parent.
+func (s *Surface) ApprovalChannel() bool { return s.facts.ApprovalChannel }
+
 // Owner reports whether the session's tenant counts as the deployment owner's.
 func (s *Surface) Owner() bool { return s.facts.Owner }
 

@@ -65,6 +65,28 @@ const (
 	NoApprovalChannel Code = "no_approval_channel"
 	// SwitchOff: the tool's calls need an operator switch that is off.
 	SwitchOff Code = "switch_off"
+	// HardBlock: a user-configured hard-block rule matches what the call would touch or run
+	// (BURROW's code, kept as is).
+	HardBlock Code = "hard_policy_block:user_configured_hard_block"
+	// BoundaryInvalid: the stored hard-block rules do not validate, so every call is blocked.
+	BoundaryInvalid Code = "boundary_config_invalid"
+	// InvalidInput: the call's arguments do not fit the tool (a missing path, a number for a
+	// command).
+	InvalidInput Code = "invalid_input"
+	// UnparseableCommand: a shell command that does not parse.
+	UnparseableCommand Code = "unparseable_command"
+	// UnparseablePatch: a patch that does not parse.
+	UnparseablePatch Code = "unparseable_patch"
+	// UnresolvablePath: a path that cannot be resolved (a symbolic link loop).
+	UnresolvablePath Code = "unresolvable_path"
+	// UnsupportedTool: a built-in whose kind Warden cannot review.
+	UnsupportedTool Code = "unsupported_tool"
+	// UnknownEffect: something the call would do cannot be known statically.
+	UnknownEffect Code = "unknown_effect"
+	// ArgumentConstraint: the call breaks one of the tool's argument constraints.
+	ArgumentConstraint Code = "argument_constraint"
+	// ReviewTokenInvalid: the executor refused a review token.
+	ReviewTokenInvalid Code = "review_token_invalid"
 )
 
 // CodeInfo documents a code.
@@ -79,6 +101,16 @@ var codes = []CodeInfo{
 	{ApprovalRequired, Ask, "The tool asks a person before each call while approvals are on (REQUIRE_WRITE_APPROVAL)."},
 	{NoApprovalChannel, Deny, "The tool needs a person's approval and the session has nobody to ask: the refusal is the control."},
 	{SwitchOff, Deny, "The tool's calls need an operator switch that is off; the tool stays registered and refuses before any request leaves Warden."},
+	{HardBlock, Deny, "A user-configured hard-block rule matches a path the call would touch (read, write, delete, execute or delegate, resolved through symbolic links) or a command it would run; the blocker names the rule."},
+	{BoundaryInvalid, Deny, "The stored hard-block rules do not validate, so every call is blocked until they are fixed (BURROW falls back to no rules; Warden never does)."},
+	{InvalidInput, Deny, "The call's arguments do not fit the tool: a required field is missing or of the wrong type."},
+	{UnparseableCommand, Deny, "The shell command does not parse; the blocker gives the parser's message and position."},
+	{UnparseablePatch, Deny, "The patch does not parse as a unified or git diff, so what it touches cannot be known."},
+	{UnresolvablePath, Deny, "A path cannot be resolved (a loop of symbolic links, or no workspace to resolve it against)."},
+	{UnsupportedTool, Deny, "A built-in maps to a kind that Warden cannot review."},
+	{UnknownEffect, Ask, "Something the call would do cannot be known statically (a program from a variable, inline interpreter code, an operand from an expansion): a person is asked, and where nobody can answer the call is denied."},
+	{ArgumentConstraint, Deny, "The call breaks one of the tool's argument constraints; the constraint says whether that denies or asks, and why."},
+	{ReviewTokenInvalid, Deny, "The executor refused a review token: fabricated, altered, for another session or call, under an older policy or hard-block revision, expired, or not an allow."},
 }
 
 // Codes lists every blocker code with its meaning, for the permissions page.

@@ -196,3 +196,72 @@ func writeFile(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestReview(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(dir, "ws")
+	if err := os.MkdirAll(filepath.Join(dir, "etc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "etc"), filepath.Join(ws, "conf")); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(dir, "rules.json")
+	writeFile(t, rules, `{"version":1,"hardBlocks":[{"id":"etc","enabled":true,"type":"path","pattern":"`+dir+`/etc/","match":"prefix","operations":["read","write","delete"],"reason":"system configuration"}]}`)
+	bad := filepath.Join(dir, "bad.json")
+	writeFile(t, bad, `{"version":1,"hardBlocks":[{"id":"x","enabled":true,"type":"path","pattern":"/x","match":"globs","operations":["read"]}]}`)
+
+	type out struct {
+		Decision string `json:"decision"`
+		Blockers []struct {
+			Code, Rule, Detail string
+		} `json:"blockers"`
+		Effects []struct {
+			Op, Path string
+		} `json:"effects"`
+		Argv [][]string `json:"argv"`
+	}
+	review := func(t *testing.T, args ...string) out {
+		t.Helper()
+		stdout, stderr, code := run(t, append([]string{"review", "--json", "--workspace", ws}, args...)...)
+		if code != 0 {
+			t.Fatalf("review %v: status %d (a decision must exit 0): %s", args, code, stderr)
+		}
+		var o out
+		if err := json.Unmarshal([]byte(stdout), &o); err != nil {
+			t.Fatalf("not JSON: %v\n%s", err, stdout)
+		}
+		if o.Blockers == nil || o.Effects == nil || o.Argv == nil {
+			t.Fatalf("blockers, effects and argv must be lists: %s", stdout)
+		}
+		return o
+	}
+	o := review(t, "--role", "person", "--tool", "Bash", "--input", `{"command":"cat conf/passwd && echo rm -rf /"}`, "--boundaries", rules)
+	if o.Decision != "deny" || len(o.Blockers) != 1 || o.Blockers[0].Code != "hard_policy_block:user_configured_hard_block" || o.Blockers[0].Rule != "etc" {
+		t.Errorf("cat through a link into the blocked directory: %+v", o)
+	}
+	if len(o.Argv) != 2 || strings.Join(o.Argv[0], " ") != "cat conf/passwd" {
+		t.Errorf("argv %q", o.Argv)
+	}
+	o = review(t, "--role", "person", "--tool", "files_write", "--input", `{"path":"notes.txt","content":"x"}`, "--boundaries", rules)
+	if o.Decision != "allow" || len(o.Effects) != 1 || o.Effects[0].Op != "write" || o.Effects[0].Path != ws+"/notes.txt" {
+		t.Errorf("a write in the workspace: %+v", o)
+	}
+	o = review(t, "--role", "person", "--tool", "files_read", "--input", `{"path":"notes.txt"}`, "--boundaries", bad)
+	if o.Decision != "deny" || o.Blockers[0].Code != "boundary_config_invalid" {
+		t.Errorf("invalid stored rules must block every call: %+v", o)
+	}
+	o = review(t, "--role", "coworker", "--profile", "reviewer", "--tool", "shell_exec", "--input", `{"command":"ls"}`)
+	if o.Decision != "deny" || o.Blockers[0].Code != "permission_denied" {
+		t.Errorf("a tool outside the surface: %+v", o)
+	}
+	if _, stderr, code := run(t, "review", "--role", "person", "--tool", "Bash", "--input", `not json`); code == 0 || !strings.Contains(stderr, "--input") {
+		t.Errorf("bad --input: status %d, %q; want a usage error", code, stderr)
+	}
+}

@@ -30,7 +30,7 @@ func newRootCmd() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&opts.config, "config", "c", "",
 		"policy file (default ./"+defaultConfig+", else the built-in quickstart policy)")
-	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newDocsCmd(opts))
+	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newReviewCmd(opts), newDocsCmd(opts))
 	return root
 }
 

@@ -1,0 +1,130 @@
+package action_test
+
+import (
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/examples"
+	"github.com/wardenhq/warden/policy"
+)
+
+func TestDigest(t *testing.T) {
+	a := action.Digest("files_write", map[string]any{"path": "a", "content": "x", "n": 1.0, "l": []any{"a", true, nil}})
+	b := action.Digest("files_write", map[string]any{"l": []any{"a", true, nil}, "n": 1.0, "content": "x", "path": "a"})
+	if a != b {
+		t.Error("the digest depends on the order of the keys")
+	}
+	for _, other := range []string{
+		action.Digest("files_edit", map[string]any{"path": "a", "content": "x", "n": 1.0, "l": []any{"a", true, nil}}),
+		action.Digest("files_write", map[string]any{"path": "a", "content": "x", "n": "1", "l": []any{"a", true, nil}}),
+		action.Digest("files_write", map[string]any{"path": "a", "content": "x", "n": 1.0, "l": []any{"a", true}}),
+		action.Digest("files_write", map[string]any{"path": "ax", "content": "", "n": 1.0, "l": []any{"a", true, nil}}),
+		action.Digest("files_write", map[string]any{"path": "a", "content": "x", "n": 1.0, "l": []any{[]any{"a"}, true, nil}}),
+	} {
+		if other == a {
+			t.Error("two different calls share a digest")
+		}
+	}
+}
+
+func quickstartTool(t *testing.T, name string) *policy.Tool {
+	t.Helper()
+	p, err := policy.Parse("quickstart.yaml", examples.Quickstart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, ok := p.Tool(name)
+	if !ok {
+		t.Fatalf("no tool %s", name)
+	}
+	return tool
+}
+
+func TestNormalize(t *testing.T) {
+	dir := tree(t)
+	ws := dir + "/ws"
+	if err := os.WriteFile(ws+"/src/file.txt", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := &action.Resolver{Root: ws, Home: dir + "/home/u"}
+	tests := []struct {
+		name     string
+		tool     string
+		args     map[string]any
+		effects  []action.Effect
+		problems []string
+		unknowns int
+	}{
+		{name: "Read takes file_path", tool: "Read", args: map[string]any{"file_path": "abs/key"},
+			effects: []action.Effect{{Op: action.OpRead, Path: dir + "/etc/secret/key"}}},
+		{name: "Glob reads the pattern's literal directory, recursively", tool: "Glob", args: map[string]any{"pattern": "src/**/*.go"},
+			effects: []action.Effect{{Op: action.OpRead, Path: ws + "/src", Recursive: true}}},
+		{name: "Glob with an absolute pattern", tool: "Glob", args: map[string]any{"pattern": "/etc/*.conf", "path": "src"},
+			effects: []action.Effect{{Op: action.OpRead, Path: "/etc", Recursive: true}}},
+		{name: "Write without its path", tool: "Write", args: map[string]any{"content": "x"},
+			problems: []string{action.ProblemInput}},
+		{name: "a path that is not a string", tool: "files_read", args: map[string]any{"path": 3.0},
+			problems: []string{action.ProblemInput}},
+		{name: "a loop of links", tool: "files_read", args: map[string]any{"path": "loop1/x"},
+			problems: []string{action.ProblemPath}},
+		{name: "a recursive delete of a plain file is plain", tool: "Bash", args: map[string]any{"command": "rm -r src/file.txt"},
+			effects: []action.Effect{{Op: action.OpExecute, Path: ws}, {Op: action.OpDelete, Path: ws + "/src/file.txt"}}},
+		{name: "a recursive delete of a directory stays recursive", tool: "Bash", args: map[string]any{"command": "rm -r src"},
+			effects: []action.Effect{{Op: action.OpExecute, Path: ws}, {Op: action.OpDelete, Path: ws + "/src", Recursive: true}}},
+		{name: "a shell glob expands", tool: "Bash", args: map[string]any{"command": "cat src/*.txt"},
+			effects: []action.Effect{{Op: action.OpExecute, Path: ws}, {Op: action.OpRead, Path: ws + "/src/file.txt"}}},
+		{name: "a patch that makes a symbolic link asks", tool: "files_patch",
+			args:     map[string]any{"patch": "diff --git a/l b/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n"},
+			effects:  []action.Effect{{Op: action.OpWrite, Path: ws + "/l"}},
+			unknowns: 1},
+		{name: "a plain diff naming two files writes both", tool: "files_patch",
+			args:    map[string]any{"patch": "--- src/old.txt\n+++ src/new.txt\n@@ -1 +1 @@\n-a\n+b\n"},
+			effects: []action.Effect{{Op: action.OpWrite, Path: ws + "/src/new.txt"}, {Op: action.OpWrite, Path: ws + "/src/old.txt"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := action.Normalize(quickstartTool(t, tt.tool), tt.args, action.Context{Resolver: r})
+			var problems []string
+			for _, p := range a.Problems {
+				problems = append(problems, p.Code)
+			}
+			if !slices.Equal(problems, tt.problems) {
+				t.Errorf("problems %+v; want %v", a.Problems, tt.problems)
+			}
+			if tt.problems == nil {
+				if diff := cmp.Diff(tt.effects, a.Effects); diff != "" {
+					t.Errorf("effects (-want +got):\n%s", diff)
+				}
+			}
+			if len(a.Unknowns) != tt.unknowns {
+				t.Errorf("unknowns %+v; want %d", a.Unknowns, tt.unknowns)
+			}
+			if a.Digest != action.Digest(tt.tool, tt.args) {
+				t.Error("the action's digest is not the call's")
+			}
+		})
+	}
+}
+
+func TestNormalizeConnectorCall(t *testing.T) {
+	p, err := policy.Parse("scout.yaml", examples.Scout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool, _ := p.Tool("mcp__shopify__shopify_admin_graphql")
+	a := action.Normalize(tool, map[string]any{"query": "{ shop { name } }"}, action.Context{})
+	if a.Kind != action.KindConnectorCall || a.Server != "shopify" || len(a.Effects) != 0 || len(a.Problems) != 0 {
+		t.Errorf("%+v", a)
+	}
+}
+
+func TestNormalizeWithoutWorkspace(t *testing.T) {
+	a := action.Normalize(quickstartTool(t, "files_read"), map[string]any{"path": "x"}, action.Context{})
+	if len(a.Problems) != 1 || a.Problems[0].Code != action.ProblemPath {
+		t.Errorf("no workspace: %+v; want a path problem", a.Problems)
+	}
+}

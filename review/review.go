@@ -1,0 +1,303 @@
+// Package review judges concrete tool calls: allow, ask or deny, with every reason.
+//
+// A tool in a session's surface says nothing about what one call would touch. Review
+// normalises the call into an action (package action: paths through symbolic links, shell
+// commands parsed into their effects, patches into their files), then checks it in order:
+//
+//  1. the surface: a tool outside it is permission_denied (S2);
+//  2. the action: input it cannot make sense of, a command or patch that does not parse, or a
+//     path that cannot be resolved denies it;
+//  3. the hard blocks (package boundary), for every operation, reads and deletes included; a
+//     stored rule document that does not validate blocks every action;
+//  4. what could not be known statically (a program from a variable, inline interpreter code)
+//     asks a person, or denies where nobody can answer;
+//  5. the tool's argument constraints (CEL, compiled with the policy);
+//  6. the static gate (approvals, required switches).
+//
+// The verdict carries the decision, every blocker, the ids of the rules that decided it, the
+// effects and the argv of every command, and a review token. The executor (Execute) requires
+// an allowing token bound to the session, the exact call and the policy, and reviews the call
+// again at the execution boundary, so a stale, fabricated or replayed verdict never runs.
+package review
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/boundary"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/verdict"
+)
+
+// Session is what a review needs to know about the session a call belongs to.
+type Session struct {
+	// ID identifies the session; review tokens are bound to it.
+	ID string
+	// Surface is the session's tool surface.
+	Surface *surface.Surface
+	// Paths resolves the paths the session's calls name; its Root is the workspace.
+	Paths *action.Resolver
+	// Boundaries are the hard blocks in force (nil: none).
+	Boundaries *boundary.Set
+}
+
+// Blocker is one reason a call is not simply allowed.
+type Blocker struct {
+	Code verdict.Code `json:"code"`
+	// Rule is the id of the rule that produced it, if one did.
+	Rule   string `json:"rule,omitempty"`
+	Detail string `json:"detail"`
+	// Decision is what this blocker alone asks for: Deny or Ask.
+	Decision verdict.Decision `json:"-"`
+}
+
+// Verdict is the outcome of a review. Its zero value denies.
+type Verdict struct {
+	Decision verdict.Decision `json:"decision"`
+	Blockers []Blocker        `json:"blockers"`
+	// Rules are the ids of the rules that decided it.
+	Rules   []string        `json:"rules,omitempty"`
+	Effects []action.Effect `json:"effects"`
+	Argv    [][]string      `json:"argv"`
+	// Token is set on an allow or ask verdict; Execute requires it.
+	Token string `json:"token,omitempty"`
+	// Action is the normalised call (nil when the tool is outside the surface).
+	Action *action.Action `json:"-"`
+}
+
+// MarshalJSON writes the verdict with empty lists as [], never null.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	type plain Verdict
+	p := plain(v)
+	if p.Blockers == nil {
+		p.Blockers = []Blocker{}
+	}
+	if p.Effects == nil {
+		p.Effects = []action.Effect{}
+	}
+	if p.Argv == nil {
+		p.Argv = [][]string{}
+	}
+	return json.Marshal(p)
+}
+
+func (v *Verdict) block(b Blocker) {
+	v.Blockers = append(v.Blockers, b)
+	if b.Rule != "" {
+		for _, r := range v.Rules {
+			if r == b.Rule {
+				return
+			}
+		}
+		v.Rules = append(v.Rules, b.Rule)
+	}
+}
+
+// The review's blocker codes (defined, with their meanings, in package verdict).
+const (
+	CodeHardBlock       = verdict.HardBlock
+	CodeBoundaryInvalid = verdict.BoundaryInvalid
+	CodeInvalidInput    = verdict.InvalidInput
+	CodeUnparseableCmd  = verdict.UnparseableCommand
+	CodeUnparseablePat  = verdict.UnparseablePatch
+	CodeUnresolvable    = verdict.UnresolvablePath
+	CodeUnsupported     = verdict.UnsupportedTool
+	CodeUnknownEffect   = verdict.UnknownEffect
+	CodeConstraint      = verdict.ArgumentConstraint
+	CodeTokenInvalid    = verdict.ReviewTokenInvalid
+)
+
+var problemCodes = map[string]verdict.Code{
+	action.ProblemInput:     CodeInvalidInput,
+	action.ProblemCommand:   CodeUnparseableCmd,
+	action.ProblemPatch:     CodeUnparseablePat,
+	action.ProblemPath:      CodeUnresolvable,
+	action.ProblemUnknownOp: CodeUnsupported,
+}
+
+// judge reviews a call without signing it.
+func judge(s *Session, tool string, args map[string]any) Verdict {
+	var v Verdict
+	sf := s.Surface
+	if !sf.Has(tool) {
+		v.block(Blocker{Code: verdict.PermissionDenied, Detail: sf.Explain(tool).Reason, Decision: verdict.Deny})
+		return v
+	}
+	t, _ := sf.Policy().Tool(tool)
+	if args == nil {
+		args = map[string]any{}
+	}
+	a := action.Normalize(t, args, action.Context{Resolver: s.Paths})
+	v.Action = a
+	v.Effects = a.Effects
+	if len(a.Commands) > 0 {
+		v.Argv = make([][]string, len(a.Commands))
+		for i, c := range a.Commands {
+			v.Argv[i] = c.Argv
+		}
+	}
+	for _, p := range a.Problems {
+		code, ok := problemCodes[p.Code]
+		if !ok {
+			code = CodeInvalidInput
+		}
+		v.block(Blocker{Code: code, Detail: p.Detail, Decision: verdict.Deny})
+	}
+	checkBoundaries(&v, s.Boundaries, a)
+	for _, u := range a.Unknowns {
+		detail := u.What
+		if u.Text != "" {
+			detail += ": " + u.Text
+		}
+		if u.Pos != "" {
+			detail += " (at " + u.Pos + ")"
+		}
+		v.block(Blocker{Code: CodeUnknownEffect, Detail: detail, Decision: verdict.Ask})
+	}
+	checkConstraints(&v, sf, t, args)
+	checkGate(&v, sf, tool)
+	v.Decision = decide(v.Blockers, sf)
+	if v.Decision == verdict.Deny && hasAskOnly(v.Blockers) {
+		v.block(Blocker{Code: verdict.NoApprovalChannel, Decision: verdict.Deny,
+			Detail: "this call needs a person's answer and the session has nobody to ask"})
+	}
+	return v
+}
+
+// decide combines blockers: any deny denies; otherwise any ask asks where a person can answer
+// and denies where nobody can; no blocker allows.
+func decide(bs []Blocker, sf *surface.Surface) verdict.Decision {
+	d := verdict.Allow
+	for _, b := range bs {
+		switch b.Decision {
+		case verdict.Deny:
+			return verdict.Deny
+		case verdict.Ask:
+			d = verdict.Ask
+		}
+	}
+	if d == verdict.Ask && !canAsk(sf) {
+		return verdict.Deny
+	}
+	return d
+}
+
+func hasAskOnly(bs []Blocker) bool {
+	ask := false
+	for _, b := range bs {
+		switch b.Decision {
+		case verdict.Deny:
+			return false
+		case verdict.Ask:
+			ask = true
+		}
+	}
+	return ask
+}
+
+// canAsk reports whether a person can answer the session's cards.
+func canAsk(sf *surface.Surface) bool { return sf.ApprovalChannel() }
+
+func checkBoundaries(v *Verdict, set *boundary.Set, a *action.Action) {
+	if set == nil {
+		return
+	}
+	if err := set.Invalid(); err != nil {
+		v.block(Blocker{Code: CodeBoundaryInvalid, Decision: verdict.Deny,
+			Detail: "the stored hard-block rules do not validate, so every action is blocked: " + err.Error()})
+		return
+	}
+	var hits []boundary.Hit
+	for _, e := range a.Effects {
+		hits = set.CheckPath(e.Op, e.Path, e.Recursive, hits[:0])
+		for _, h := range hits {
+			v.block(hardBlock(h, fmt.Sprintf("%s %s", e.Op, e.Path)))
+		}
+	}
+	if a.Command != "" {
+		norm := make([]string, len(a.Commands))
+		for i, c := range a.Commands {
+			norm[i] = c.Normalized()
+		}
+		hits = set.CheckCommand(a.Command, norm, hits[:0])
+		for _, h := range hits {
+			v.block(hardBlock(h, "execute "+h.Target))
+		}
+	}
+}
+
+func hardBlock(h boundary.Hit, what string) Blocker {
+	detail := what
+	if h.Rule.Reason != "" {
+		detail += ": " + h.Rule.Reason
+	}
+	return Blocker{Code: CodeHardBlock, Rule: h.Rule.ID, Detail: detail, Decision: verdict.Deny}
+}
+
+func checkConstraints(v *Verdict, sf *surface.Surface, t *policy.Tool, args map[string]any) {
+	if len(t.Constraints) == 0 {
+		return
+	}
+	act := activation(sf, args)
+	for i, c := range t.Constraints {
+		rule := fmt.Sprintf("%s#constraint%d", t.Name, i+1)
+		ok, err := c.Eval(act)
+		switch {
+		case err != nil:
+			v.block(Blocker{Code: CodeConstraint, Rule: rule, Decision: verdict.Deny,
+				Detail: fmt.Sprintf("the constraint %s could not be evaluated: %v", c.Source, err)})
+		case !ok:
+			msg := c.Message
+			if msg == "" {
+				msg = "the call breaks the constraint " + c.Source
+			}
+			v.block(Blocker{Code: CodeConstraint, Rule: rule, Decision: c.Otherwise, Detail: msg})
+		}
+	}
+}
+
+// activation is what a constraint sees of a call.
+func activation(sf *surface.Surface, args map[string]any) policy.Activation {
+	session := map[string]any{"role": sf.Role().ID, "tenant": sf.Tenant().ID, "owner": sf.Owner(), "profile": ""}
+	if pr := sf.Profile(); pr != nil {
+		session["profile"] = pr.ID
+	}
+	switches := map[string]any{}
+	for _, st := range sf.Env().Switches() {
+		switch st.Switch.Kind {
+		case policy.RuleModes:
+			switches[st.Switch.Name] = st.Mode
+		case policy.RuleInteger:
+			switches[st.Switch.Name] = int64(st.Int)
+		default:
+			switches[st.Switch.Name] = st.On
+		}
+	}
+	return policy.Activation{Args: args, Session: session, Switches: switches}
+}
+
+func checkGate(v *Verdict, sf *surface.Surface, tool string) {
+	g := sf.Gate(tool)
+	switch g.Code {
+	case "":
+	case verdict.ApprovalRequired:
+		v.block(Blocker{Code: g.Code, Detail: g.Reason, Decision: verdict.Ask})
+	default:
+		v.block(Blocker{Code: g.Code, Detail: g.Reason, Decision: verdict.Deny})
+	}
+}
+
+// Summary is a one-line account of a verdict, for logs and the CLI.
+func (v *Verdict) Summary() string {
+	if len(v.Blockers) == 0 {
+		return v.Decision.String()
+	}
+	codes := make([]string, len(v.Blockers))
+	for i, b := range v.Blockers {
+		codes[i] = string(b.Code)
+	}
+	return v.Decision.String() + ": " + strings.Join(codes, ", ")
+}
