@@ -1,5 +1,12 @@
 package policy
 
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
 func (c *compiler) compileTenants() {
 	p := c.pol
 	connIDs := map[string]Pos{}
@@ -154,4 +161,55 @@ func (c *compiler) connectionConfig(tc *TenantConfig, id string) *ConnectionConf
 		}
 	}
 	return &ConnectionConfig{}
+}
+
+// ErrNoConnection is matched by the error of a connection selector that selects nothing.
+var ErrNoConnection = errors.New("no connection selected")
+
+// Connections returns the enabled connections the tenant may use for a connector: its own,
+// then those its account shared with it, in declaration order.
+func (p *Policy) Connections(t *Tenant, c *Server) []*Connection {
+	var out []*Connection
+	for _, conn := range t.Connections {
+		if conn.Enabled && conn.Connector == c {
+			out = append(out, conn)
+		}
+	}
+	for _, from := range p.tenants {
+		for _, conn := range from.Connections {
+			if conn.Enabled && conn.Connector == c && slices.Contains(conn.SharedWith, t) {
+				out = append(out, conn)
+			}
+		}
+	}
+	return out
+}
+
+// SelectConnection picks the connection a call names (S8): by its exact id, or by a display
+// name that matches exactly one of the tenant's usable connections for the connector, in any
+// case. An ambiguous name selects nothing: it is an error, never a guess.
+func (p *Policy) SelectConnection(t *Tenant, c *Server, selector string) (*Connection, error) {
+	usable := p.Connections(t, c)
+	for _, conn := range usable {
+		if conn.ID == selector {
+			return conn, nil
+		}
+	}
+	var found []*Connection
+	for _, conn := range usable {
+		if strings.EqualFold(conn.Name, selector) {
+			found = append(found, conn)
+		}
+	}
+	switch len(found) {
+	case 1:
+		return found[0], nil
+	case 0:
+		return nil, fmt.Errorf("%w: tenant %s has no usable %s connection with the id or name %q", ErrNoConnection, t.ID, c.ID, selector)
+	}
+	ids := make([]string, len(found))
+	for i, conn := range found {
+		ids[i] = conn.ID
+	}
+	return nil, fmt.Errorf("%w: the name %q is ambiguous for tenant %s (%s): select by id", ErrNoConnection, selector, t.ID, strings.Join(ids, ", "))
 }
