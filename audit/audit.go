@@ -1,0 +1,93 @@
+// Package audit is Warden's record of every decision (D1): what was asked, what was decided
+// and why, who approved it, what it cost, and what happened when it ran. The decision is
+// written durably before the call runs, and its outcome after; the log is append-only.
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// Kinds of event.
+const (
+	// KindDecision is written before a call runs (or instead of running it).
+	KindDecision = "decision"
+	// KindOutcome is written after a call ran.
+	KindOutcome = "outcome"
+	// KindApproval records a person's answer to a card, or its expiry.
+	KindApproval = "approval"
+	// KindRun records a run starting or ending, or refused at its start.
+	KindRun = "run"
+)
+
+// Blocker is one reason in a decision.
+type Blocker struct {
+	Code   string `json:"code"`
+	Rule   string `json:"rule,omitempty"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Spend is money or credits a call reserved or spent.
+type Spend struct {
+	Connector string  `json:"connector"`
+	Unit      string  `json:"unit"`
+	Amount    float64 `json:"amount"`
+}
+
+// Event is one entry of the audit trail. It never holds the values of protected secrets: a
+// call is identified by its digest, not its arguments.
+type Event struct {
+	// ID is assigned by the log, increasing in the order events were appended.
+	ID   int64     `json:"id"`
+	Time time.Time `json:"time"`
+	Kind string    `json:"kind"`
+	// CallID links a decision to its approval and outcome.
+	CallID    string `json:"call,omitempty"`
+	Tenant    string `json:"tenant,omitempty"`
+	Session   string `json:"session,omitempty"`
+	Principal string `json:"principal,omitempty"`
+	Role      string `json:"role,omitempty"`
+	Profile   string `json:"profile,omitempty"`
+	Run       string `json:"run,omitempty"`
+	Tool      string `json:"tool,omitempty"`
+	Digest    string `json:"digest,omitempty"`
+	// Decision is allow, ask or deny (decisions and approvals).
+	Decision string    `json:"decision,omitempty"`
+	Blockers []Blocker `json:"blockers,omitempty"`
+	Rules    []string  `json:"rules,omitempty"`
+	Approver string    `json:"approver,omitempty"`
+	Spend    *Spend    `json:"spend,omitempty"`
+	// Outcome is ok or error (outcomes).
+	Outcome        string `json:"outcome,omitempty"`
+	Error          string `json:"error,omitempty"`
+	PolicyRevision string `json:"policy,omitempty"`
+}
+
+// Filter selects events. Empty fields select everything; AfterID pages forward.
+type Filter struct {
+	Tenant, Session, Tool, Decision, Kind, CallID string
+	Since, Until                                  time.Time
+	AfterID                                       int64
+	Limit                                         int
+}
+
+// Log is an append-only audit trail. Implementations are safe for concurrent use; Append
+// returns only once the event is durable (committed), and sets its ID.
+type Log interface {
+	Append(ctx context.Context, e *Event) error
+	// Query returns matching events in ID order.
+	Query(ctx context.Context, f Filter) ([]*Event, error)
+}
+
+// WriteJSONL writes events as JSON lines, one event per line.
+func WriteJSONL(w io.Writer, events []*Event) error {
+	enc := json.NewEncoder(w)
+	for _, e := range events {
+		if err := enc.Encode(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
