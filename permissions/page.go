@@ -214,7 +214,7 @@ func gateText(r *policy.Role, t *policy.Tool) string {
 	}
 	parts = append(parts, constraintsText(t)...)
 	if b := t.Server.Billing; b != nil {
-		s := "bills in " + b.Unit
+		s := "bills in " + b.Unit + costText(t.Cost)
 		if b.AskAbove > 0 && r.ApprovalChannel {
 			s += fmt.Sprintf("; calls above %g ask a person", b.AskAbove)
 		}
@@ -419,9 +419,26 @@ func staticGate(t *policy.Tool) string {
 	}
 	parts = append(parts, constraintsText(t)...)
 	if t.Server.Billing != nil {
-		parts = append(parts, "bills")
+		parts = append(parts, "bills"+costText(t.Cost))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// costText says what a call costs.
+func costText(c *policy.Cost) string {
+	switch {
+	case c == nil:
+		return ""
+	case c.Fixed != nil:
+		return fmt.Sprintf(": %g a call", *c.Fixed)
+	case c.Arg != "":
+		s := ": " + code("args."+c.Arg)
+		if c.Times != 1 {
+			s += fmt.Sprintf(" × %g", c.Times)
+		}
+		return s + fmt.Sprintf(" a call (%g held without it)", c.Reserve)
+	}
+	return fmt.Sprintf(": what the result's %s says (%g held before)", code(c.Result), c.Reserve)
 }
 
 // constraintsText describes a tool's argument constraints.

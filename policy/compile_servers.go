@@ -216,6 +216,9 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 			c.errorf(b.At("askAbove"), "connector %s: askAbove must not be negative", sc.ID)
 		}
 		s.Billing = &Billing{Unit: b.Unit, AskAbove: b.AskAbove}
+		if b.Cost != nil {
+			s.Billing.Cost = c.compileCost(b.Cost, "connector "+sc.ID, nil)
+		}
 	}
 	c.addServer(s, sc)
 	prefix := "mcp__" + sc.ID + "__"
@@ -306,6 +309,72 @@ func (c *compiler) finishTool(t *Tool, tc *ToolConfig) {
 		c.errorf(tc.At("optIn"), "%s is opt-in but not grantable, so no profile could ever be given it", t.Name)
 	}
 	t.Constraints = c.compileConstraints(t, tc.Constraints)
+	switch {
+	case tc.Cost != nil && s.Billing == nil:
+		c.errorf(tc.At("cost"), "%s: cost applies to tools of a connector that bills (give %s a billing)", t.Name, s.ID)
+	case tc.Cost != nil:
+		t.Cost = c.compileCost(tc.Cost, t.Name, t.Args)
+	case s.Billing != nil:
+		t.Cost = s.Billing.Cost
+	}
+}
+
+// compileCost checks a cost: a number, or exactly one of fixed, arg and result, never negative.
+func (c *compiler) compileCost(cc *CostConfig, what string, args map[string]string) *Cost {
+	given := 0
+	for _, k := range []string{"fixed", "arg", "result"} {
+		if cc.Has(k) {
+			given++
+		}
+	}
+	if given != 1 {
+		c.errorf(cc.Pos, "%s: a cost is a number, or exactly one of fixed, arg and result", what)
+		return nil
+	}
+	cost := &Cost{Arg: cc.Arg, Result: cc.Result, Times: 1}
+	nonNegative := func(key string, v *float64) bool {
+		if v != nil && *v < 0 {
+			c.errorf(cc.At(key), "%s: a cost cannot be negative (%s is %v)", what, key, *v)
+			return false
+		}
+		return true
+	}
+	if !nonNegative("fixed", cc.Fixed) || !nonNegative("reserve", cc.Reserve) {
+		return nil
+	}
+	if cc.Fixed != nil {
+		f := *cc.Fixed
+		cost.Fixed = &f
+	}
+	if cc.Reserve != nil {
+		cost.Reserve = *cc.Reserve
+	}
+	if cc.Times != nil {
+		if !(*cc.Times > 0) {
+			c.errorf(cc.At("times"), "%s: times must be above zero", what)
+			return nil
+		}
+		if cc.Arg == "" {
+			c.errorf(cc.At("times"), "%s: times applies to a cost taken from an argument", what)
+			return nil
+		}
+		cost.Times = *cc.Times
+	}
+	switch {
+	case cc.Has("arg") && cc.Arg == "":
+		c.errorf(cc.At("arg"), "%s: arg must name the argument the cost comes from", what)
+		return nil
+	case cc.Arg != "" && args != nil && args[cc.Arg] != "number" && args[cc.Arg] != "integer":
+		c.errorf(cc.At("arg"), "%s: the cost comes from the argument %s, which the tool does not declare as a number", what, cc.Arg)
+		return nil
+	case cc.Has("result") && cc.Result == "":
+		c.errorf(cc.At("result"), "%s: result must name the field of the result that says what the call cost", what)
+		return nil
+	case cc.Result != "" && cc.Reserve == nil:
+		c.errorf(cc.Pos, "%s: a cost settled from the result needs reserve: what to hold before the call", what)
+		return nil
+	}
+	return cost
 }
 
 func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {

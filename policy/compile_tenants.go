@@ -20,7 +20,11 @@ func (c *compiler) compileTenants() {
 			c.errorf(tc.At("id"), "tenant %q is declared twice (first at line %d)", tc.ID, p.tenants[j].Pos.Line)
 			continue
 		}
-		t := &Tenant{ID: tc.ID, Name: tc.Name, Account: tc.Account, Owner: tc.Owner, Goals: tc.Goals, Index: len(p.tenants), Pos: tc.Pos}
+		t := &Tenant{ID: tc.ID, Name: tc.Name, Account: tc.Account, Owner: tc.Owner, Goals: tc.Goals,
+			MonthlyModelCapUsd: tc.MonthlyModelCapUsd, Index: len(p.tenants), Pos: tc.Pos}
+		if tc.MonthlyModelCapUsd < 0 {
+			c.errorf(tc.At("monthlyModelCapUsd"), "tenant %s: monthlyModelCapUsd cannot be negative", t.ID)
+		}
 		if t.Name == "" {
 			t.Name = t.ID
 		}

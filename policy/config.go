@@ -159,6 +159,8 @@ type ToolConfig struct {
 	Args map[string]string `yaml:"args"`
 	// Constraints are argument constraints, checked on every call (A8).
 	Constraints []ConstraintConfig `yaml:"constraints"`
+	// Cost overrides the connector's billing cost for this tool.
+	Cost *CostConfig `yaml:"cost"`
 }
 
 // ConstraintConfig is one argument constraint: a CEL expression over the call that must hold.
@@ -215,6 +217,26 @@ type BillingConfig struct {
 	Unit string `yaml:"unit"`
 	// AskAbove is the cost of one call above which a person is asked (0: never).
 	AskAbove float64 `yaml:"askAbove"`
+	// Cost is what one call of the connector's tools costs, unless a tool says otherwise.
+	Cost *CostConfig `yaml:"cost"`
+}
+
+// CostConfig is what one call costs, in the connector's billing unit: a number (every call
+// costs that), or exactly one of fixed, arg and result.
+type CostConfig struct {
+	Node `yaml:"-"`
+
+	// Fixed is the cost of every call.
+	Fixed *float64 `yaml:"fixed"`
+	// Arg is a numeric argument whose value, times Times, is the cost (a crawl's page limit).
+	Arg   string   `yaml:"arg"`
+	Times *float64 `yaml:"times"`
+	// Result is a numeric field of the call's result that says what it cost; the call is
+	// settled at that figure.
+	Result string `yaml:"result"`
+	// Reserve is what is held before a call whose cost comes from its result, or from an
+	// argument the call does not give.
+	Reserve *float64 `yaml:"reserve"`
 }
 
 // RoleConfig configures a standard role or declares a new one. For a standard role only
@@ -324,6 +346,9 @@ type TenantConfig struct {
 	Owner bool `yaml:"owner"`
 	// Goals says whether the goals engine is on for the tenant.
 	Goals bool `yaml:"goals"`
+	// MonthlyModelCapUsd caps the tenant's model spend in a calendar month (UTC), shared by
+	// person chat and every run; 0 means no cap.
+	MonthlyModelCapUsd float64 `yaml:"monthlyModelCapUsd"`
 	// Skills are the tenant's own skills.
 	Skills []Name `yaml:"skills"`
 	// Coworkers are the profiles saved as the tenant's coworkers.

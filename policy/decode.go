@@ -560,3 +560,15 @@ func joinEffects(es []Effect) string {
 	}
 	return strings.Join(s, ", ")
 }
+
+func (c *CostConfig) decodeYAML(d *decoder, y *yaml.Node) {
+	if y.Kind == yaml.ScalarNode && !isNull(y) {
+		// A bare number: every call costs that.
+		c.Node = Node{Pos: valuePos(y), Keys: map[string]Pos{"fixed": valuePos(y)}}
+		var f float64
+		d.decode(y, reflect.ValueOf(&f).Elem(), `"cost"`)
+		c.Fixed = &f
+		return
+	}
+	d.decodeStruct(y, reflect.ValueOf(c).Elem(), `"cost"`)
+}

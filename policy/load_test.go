@@ -1442,6 +1442,62 @@ tenants:
 		give: "servers:\n  - id: memory\n    effect: read\n    tools:\n      - name: mcp__memory__read\n        args: {key: string}\n        constraints:\n          - require: \"args['ky'] != ''\"\n",
 		want: []string{`8:27: mcp__memory__read: constraint: found no matching overload for '_[_]' applied to '(warden.Args, string)'; read an argument as args.name`},
 	},
+	// Billing costs and the monthly model cap.
+	{
+		name: "a cost that is neither a number nor one kind",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {fixed: 1, arg: n}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:36: connector crawl: a cost is a number, or exactly one of fixed, arg and result`},
+	},
+	{
+		name: "a negative cost",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: -2}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:36: connector crawl: a cost cannot be negative (fixed is -2)`},
+	},
+	{
+		name: "a negative reserve",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {result: used, reserve: -1}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:60: connector crawl: a cost cannot be negative (reserve is -1)`},
+	},
+	{
+		name: "times of zero",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {arg: pages, times: 0}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:56: connector crawl: times must be above zero`},
+	},
+	{
+		name: "times without an argument",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {fixed: 1, times: 2}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:54: connector crawl: times applies to a cost taken from an argument`},
+	},
+	{
+		name: "an empty cost argument",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {arg: \"\"}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:43: connector crawl: arg must name the argument the cost comes from`},
+	},
+	{
+		name: "a cost argument the tool does not declare as a number",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits}\n    tools: [{name: mcp__crawl__scrape, args: {pages: string}, cost: {arg: pages}}]\n",
+		want: []string{`5:75: mcp__crawl__scrape: the cost comes from the argument pages, which the tool does not declare as a number`},
+	},
+	{
+		name: "an empty result field",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {result: \"\", reserve: 1}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:46: connector crawl: result must name the field of the result that says what the call cost`},
+	},
+	{
+		name: "a result cost without a reserve",
+		give: "connectors:\n  - id: crawl\n    effect: read\n    billing: {unit: credits, cost: {result: used}}\n    tools: [{name: mcp__crawl__scrape}]\n",
+		want: []string{`4:36: connector crawl: a cost settled from the result needs reserve: what to hold before the call`},
+	},
+	{
+		name: "a cost on a tool of a connector that does not bill",
+		give: "connectors:\n  - id: shop\n    effect: read\n    tools: [{name: mcp__shop__list, cost: 1}]\n",
+		want: []string{`4:43: mcp__shop__list: cost applies to tools of a connector that bills (give shop a billing)`},
+	},
+	{
+		name: "a negative monthly cap",
+		give: "tenants:\n  - {id: main, account: acme, owner: true, monthlyModelCapUsd: -5}\n",
+		want: []string{`2:64: tenant main: monthlyModelCapUsd cannot be negative`},
+	},
 }
 
 // billionLaughs is a small document (about 20 kB) whose aliases stand for 10^9 names: a

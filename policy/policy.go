@@ -265,6 +265,22 @@ type Withheld struct {
 type Billing struct {
 	Unit     string  `json:"unit"`
 	AskAbove float64 `json:"askAbove,omitempty"`
+	// Cost is the default cost of a call (nil: the connector's tools each say, or a call costs
+	// nothing known in advance).
+	Cost *Cost `json:"-"`
+}
+
+// Cost is what one call costs, in its connector's billing unit.
+type Cost struct {
+	// Fixed is set for a cost that is the same for every call.
+	Fixed *float64
+	// Arg and Times: the cost is a numeric argument times Times.
+	Arg   string
+	Times float64
+	// Result: the call is settled at this numeric field of its result.
+	Result string
+	// Reserve is held before a call whose cost is not known in advance.
+	Reserve float64
 }
 
 // Tool is one tool a model can call.
@@ -300,7 +316,9 @@ type Tool struct {
 	Args map[string]string
 	// Constraints are checked on every call.
 	Constraints []*Constraint
-	Pos         Pos
+	// Cost is what a call costs (nil for tools of connectors that do not bill).
+	Cost *Cost
+	Pos  Pos
 }
 
 // GrantOnly reports whether only a profile or a grant can give the tool.
@@ -494,6 +512,8 @@ type Tenant struct {
 	Owner bool
 	// Goals: the goals engine is on.
 	Goals bool
+	// MonthlyModelCapUsd caps the tenant's model spend per calendar month (0: none).
+	MonthlyModelCapUsd float64
 	// Skills are the tenant's own skills.
 	Skills []string
 	// Coworkers are the tenant's saved coworkers.
