@@ -65,7 +65,8 @@ type Event struct {
 	PolicyRevision string `json:"policy,omitempty"`
 }
 
-// Filter selects events. Empty fields select everything; AfterID pages forward.
+// Filter selects events. Empty fields select everything; Since is inclusive and Until
+// exclusive; AfterID pages forward; Limit keeps the first events in ID order.
 type Filter struct {
 	Tenant, Session, Tool, Decision, Kind, CallID string
 	Since, Until                                  time.Time
@@ -79,6 +80,12 @@ type Log interface {
 	Append(ctx context.Context, e *Event) error
 	// Query returns matching events in ID order.
 	Query(ctx context.Context, f Filter) ([]*Event, error)
+}
+
+// Batcher is implemented by logs that can append several events in one commit, which is
+// cheaper than one commit each. AppendAll is all or nothing, and sets each event's ID.
+type Batcher interface {
+	AppendAll(ctx context.Context, events []*Event) error
 }
 
 // WriteJSONL writes events as JSON lines, one event per line.

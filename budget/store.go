@@ -111,11 +111,11 @@ var (
 // Store is the ledger. Implementations are safe for concurrent use, and the steps documented as
 // atomic are atomic across every instance sharing the store.
 type Store interface {
-	// StartRun records a live run. Atomically with every other StartRun, it is refused with
-	// ErrDayAllowance when, for one of its allowances, the tenant's runs of the same day on that
-	// connector (ended runs at what they settled, or their whole per-run figure if they settled
-	// nothing; live runs at their whole per-run figure) plus this run's per-run figure exceed the
-	// per-day figure; with ErrConcurrentRuns when the profile already has MaxConcurrent live runs
+	// StartRun records a live run (its ID set by the caller). Atomically with every other
+	// StartRun, it is refused with ErrDayAllowance when, for one of its allowances, the tenant's
+	// runs of the same day on that connector (ended runs at what they recorded: settled plus any
+	// reservation still open, or their whole per-run figure if they recorded nothing; live runs at
+	// their whole per-run figure) plus this run's per-run figure exceed this run's per-day figure; with ErrConcurrentRuns when the profile already has MaxConcurrent live runs
 	// in the tenant; and with ErrMonthlyCap when monthlyCapUsd > 0 and the tenant's model spend
 	// in month ("2006-01") has reached it.
 	StartRun(ctx context.Context, r *Run, monthlyCapUsd float64, month string) error

@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/wardenhq/warden/auth"
+)
+
+const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, created_ns, revoked, revoked_ns`
+
+func scanToken(row pgx.Row) (*auth.Token, error) {
+	var (
+		t        auth.Token
+		created  time.Time
+		revoked  *time.Time
+		cns, rns int16
+	)
+	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &cns, &revoked, &rns); err != nil {
+		return nil, err
+	}
+	t.Created, t.Revoked = fromTS(&created, cns), fromTS(revoked, rns)
+	return &t, nil
+}
+
+// CreateToken stores a token; an empty ID is filled in. A hash that is stored already is
+// ErrDuplicate.
+func (db *DB) CreateToken(ctx context.Context, t *auth.Token) error {
+	if t.Hash == "" {
+		return errors.New("postgres: create token: the token has no hash")
+	}
+	if t.ID == "" {
+		t.ID = newID()
+	}
+	created, cns := ts(t.Created)
+	revoked, rns := tsNull(t.Revoked)
+	_, err := db.pool.Exec(ctx, `INSERT INTO tokens (`+tokenColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile, t.Name, created, cns, revoked, rns)
+	return db.wrap("create token", err)
+}
+
+// TokenByHash returns the unrevoked token with the hash, or auth.ErrNotFound.
+func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error) {
+	t, err := scanToken(db.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked IS NULL`, hash))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, auth.ErrNotFound
+	}
+	if err != nil {
+		return nil, db.wrap("token", err)
+	}
+	return t, nil
+}
+
+// Tokens lists every token, revoked ones included, in the order they were created.
+func (db *DB) Tokens(ctx context.Context) ([]*auth.Token, error) {
+	rows, err := db.pool.Query(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY seq`)
+	if err != nil {
+		return nil, db.wrap("tokens", err)
+	}
+	defer rows.Close()
+	var list []*auth.Token
+	for rows.Next() {
+		t, err := scanToken(rows)
+		if err != nil {
+			return nil, db.wrap("tokens", err)
+		}
+		list = append(list, t)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, db.wrap("tokens", err)
+	}
+	return list, nil
+}
+
+// RevokeToken revokes a token; auth.ErrNotFound if there is no unrevoked token with the ID.
+func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	when, ns := ts(orNow(at))
+	tag, err := db.pool.Exec(ctx, `UPDATE tokens SET revoked = $2, revoked_ns = $3 WHERE id = $1 AND revoked IS NULL`, id, when, ns)
+	if err != nil {
+		return db.wrap("revoke token", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("token %q: %w", id, auth.ErrNotFound)
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// writeStmts are the writer connection's statements, prepared once at Open.
+type writeStmts struct {
+	begin, commit, rollback *sql.Stmt
+
+	createCard, resolveCard, cardState *sql.Stmt
+	addStanding, revokeStanding        *sql.Stmt
+
+	monthSpend, liveRuns, daySpent           *sql.Stmt
+	insertRun, insertAllowance               *sql.Stmt
+	endRun, endRunAllowances                 *sql.Stmt
+	reserve, insertReservation, runAllowance *sql.Stmt
+	closeReservation, reservationState       *sql.Stmt
+	settleAllowance, releaseAllowance        *sql.Stmt
+	recoverAllowances, recoverReservations   *sql.Stmt
+	turn, turnState                          *sql.Stmt
+	runModelSpend, addMonthSpend             *sql.Stmt
+
+	appendEvent *sql.Stmt
+
+	createToken, revokeToken *sql.Stmt
+}
+
+func (s *writeStmts) list() []stmtSQL {
+	return []stmtSQL{
+		{&s.begin, "BEGIN IMMEDIATE"},
+		{&s.commit, "COMMIT"},
+		{&s.rollback, "ROLLBACK"},
+
+		{&s.createCard, `INSERT INTO cards (id, tenant, session, principal, tool, digest, policy_revision,
+			args, reason, state, answer, approver, created, deadline, answered)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`},
+		{&s.resolveCard, `UPDATE cards SET state = ?, answer = ?, approver = ?, answered = ?
+			WHERE id = ? AND state = 'pending' RETURNING ` + cardColumns},
+		{&s.cardState, `SELECT state FROM cards WHERE id = ?`},
+		{&s.addStanding, `INSERT INTO standings (id, tenant, tool, digest, card_id, approver, created, revoked)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.revokeStanding, `UPDATE standings SET revoked = ?2
+			WHERE id = ?1 AND (?3 = '' OR tenant = ?3) AND revoked IS NULL`},
+
+		{&s.monthSpend, `SELECT COALESCE((SELECT usd FROM month_spend WHERE tenant = ? AND month = ?), 0)`},
+		{&s.liveRuns, `SELECT COUNT(*) FROM runs WHERE tenant = ? AND profile = ? AND ended IS NULL`},
+		// The per-day rule: live runs at their whole per-run figure; ended runs at what they
+		// settled (and, conservatively, what they still hold reserved: it will be settled, at
+		// the latest by RecoverReservations), or at their whole per-run figure if they settled
+		// nothing.
+		{&s.daySpent, `SELECT COALESCE(SUM(CASE
+				WHEN ended = 0 THEN per_run
+				WHEN settled_count + open_count = 0 THEN per_run
+				ELSE settled + reserved END), 0)
+			FROM run_allowances WHERE tenant = ? AND day = ? AND connector = ?`},
+		{&s.insertRun, `INSERT INTO runs (id, tenant, profile, session, attempt, started, day,
+			max_concurrent, budget_usd, max_turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.insertAllowance, `INSERT INTO run_allowances (run, connector, position, unit, per_run, per_day, tenant, day)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.endRun, `UPDATE runs SET ended = ? WHERE id = ? AND ended IS NULL`},
+		{&s.endRunAllowances, `UPDATE run_allowances SET ended = 1 WHERE run = ?`},
+		// The reservation itself: one conditional update that fits the per-run figure or
+		// changes nothing.
+		{&s.reserve, `UPDATE run_allowances SET reserved = reserved + ?1, open_count = open_count + 1
+			WHERE run = ?2 AND connector = ?3 AND ended = 0 AND reserved + settled + ?1 <= per_run + ?4`},
+		{&s.insertReservation, `INSERT INTO reservations (id, run, connector, amount, state, created)
+			VALUES (?, ?, ?, ?, 'reserved', ?)`},
+		{&s.runAllowance, `SELECT r.ended IS NOT NULL, a.run IS NOT NULL
+			FROM runs r LEFT JOIN run_allowances a ON a.run = r.id AND a.connector = ?2 WHERE r.id = ?1`},
+		{&s.closeReservation, `UPDATE reservations SET state = ?, actual = ?, done = ?
+			WHERE id = ? AND state = 'reserved' RETURNING run, connector, amount`},
+		{&s.reservationState, `SELECT state FROM reservations WHERE id = ?`},
+		// open_count reaching 0 resets reserved to exactly 0, so float remainders never pile up.
+		{&s.settleAllowance, `UPDATE run_allowances SET
+			reserved = CASE WHEN open_count <= 1 THEN 0 ELSE reserved - ?3 END,
+			open_count = open_count - 1, settled = settled + ?4, settled_count = settled_count + 1
+			WHERE run = ?1 AND connector = ?2`},
+		{&s.releaseAllowance, `UPDATE run_allowances SET
+			reserved = CASE WHEN open_count <= 1 THEN 0 ELSE reserved - ?3 END,
+			open_count = open_count - 1
+			WHERE run = ?1 AND connector = ?2`},
+		{&s.recoverAllowances, `UPDATE run_allowances SET
+			reserved = CASE WHEN open_count <= x.n THEN 0 ELSE reserved - x.amount END,
+			open_count = open_count - x.n, settled = settled + x.amount, settled_count = settled_count + x.n
+			FROM (SELECT run, connector, SUM(amount) AS amount, COUNT(*) AS n FROM reservations
+				WHERE state = 'reserved' AND created < ?1 GROUP BY run, connector) AS x
+			WHERE run_allowances.run = x.run AND run_allowances.connector = x.connector`},
+		{&s.recoverReservations, `UPDATE reservations SET state = 'settled', actual = amount, done = ?2
+			WHERE state = 'reserved' AND created < ?1`},
+		{&s.turn, `UPDATE runs SET turns = turns + 1
+			WHERE id = ? AND ended IS NULL AND (max_turns <= 0 OR turns < max_turns) RETURNING turns`},
+		{&s.turnState, `SELECT ended IS NOT NULL FROM runs WHERE id = ?`},
+		{&s.runModelSpend, `UPDATE runs SET model_usd = model_usd + ? WHERE id = ? RETURNING model_usd`},
+		{&s.addMonthSpend, `INSERT INTO month_spend (tenant, month, usd) VALUES (?, ?, ?)
+			ON CONFLICT (tenant, month) DO UPDATE SET usd = usd + excluded.usd RETURNING usd`},
+
+		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+
+		{&s.createToken, `INSERT INTO tokens (id, hash, role, tenant, session_role, profile, name, created, revoked)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.revokeToken, `UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL`},
+	}
+}
+
+func (s *writeStmts) prepare(ctx context.Context, c *sql.Conn) error {
+	return prepareAll(ctx, s.list(), c.PrepareContext)
+}
+
+func (s *writeStmts) close() { closeAll(s.list()) }
+
+// readStmts are the reader pool's statements, prepared once at Open.
+type readStmts struct {
+	card, cardState, watched *sql.Stmt
+	findStanding             *sql.Stmt
+	runStatus, monthSpend    *sql.Stmt
+	tokenByHash, tokens      *sql.Stmt
+}
+
+func (s *readStmts) list() []stmtSQL {
+	return []stmtSQL{
+		{&s.card, `SELECT ` + cardColumns + ` FROM cards WHERE id = ?1 AND (?2 = '' OR tenant = ?2)`},
+		{&s.cardState, `SELECT state FROM cards WHERE id = ?`},
+		{&s.watched, `SELECT id FROM cards WHERE state <> 'pending' AND id IN (SELECT value FROM json_each(?))`},
+		{&s.findStanding, `SELECT ` + standingColumns + ` FROM standings
+			WHERE tenant = ? AND tool = ? AND digest = ? AND revoked IS NULL ORDER BY created DESC, id DESC LIMIT 1`},
+		{&s.runStatus, `SELECT r.id, r.tenant, r.profile, r.session, r.attempt, r.started, r.day, r.ended,
+				r.max_concurrent, r.budget_usd, r.max_turns, r.turns, r.model_usd,
+				a.connector, a.unit, a.per_run, a.per_day, a.reserved, a.settled
+			FROM runs r LEFT JOIN run_allowances a ON a.run = r.id WHERE r.id = ? ORDER BY a.position`},
+		{&s.monthSpend, `SELECT COALESCE((SELECT usd FROM month_spend WHERE tenant = ? AND month = ?), 0)`},
+		{&s.tokenByHash, `SELECT ` + tokenColumns + ` FROM tokens WHERE hash = ? AND revoked IS NULL`},
+		{&s.tokens, `SELECT ` + tokenColumns + ` FROM tokens ORDER BY created, id`},
+	}
+}
+
+func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
+	return prepareAll(ctx, s.list(), db.PrepareContext)
+}
+
+func (s *readStmts) close() { closeAll(s.list()) }
+
+type stmtSQL struct {
+	dst   **sql.Stmt
+	query string
+}
+
+func prepareAll(ctx context.Context, list []stmtSQL, prepare func(context.Context, string) (*sql.Stmt, error)) error {
+	for _, p := range list {
+		st, err := prepare(ctx, p.query)
+		if err != nil {
+			return fmt.Errorf("%w in %s", err, p.query)
+		}
+		*p.dst = st
+	}
+	return nil
+}
+
+// closeAll closes the statements; the fields keep them (closed), since readers may still be
+// looking at them: their calls fail, and the DB reports ErrClosed.
+func closeAll(list []stmtSQL) {
+	for _, p := range list {
+		if *p.dst != nil {
+			(*p.dst).Close()
+		}
+	}
+}
