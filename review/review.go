@@ -167,6 +167,18 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 	return v
 }
 
+// Add puts one more blocker on a verdict (the gate's spending checks) and decides again by the
+// same rules: any deny denies; an ask asks where someone can answer, else denies.
+func (v *Verdict) Add(b Blocker, sf *surface.Surface) {
+	v.block(b)
+	before := v.Decision
+	v.Decision = decide(v.Blockers, sf)
+	if v.Decision == verdict.Deny && before != verdict.Deny && hasAskOnly(v.Blockers) {
+		v.block(Blocker{Code: verdict.NoApprovalChannel, Decision: verdict.Deny,
+			Detail: "this call needs a person's answer and the session has nobody to ask"})
+	}
+}
+
 // decide combines blockers: any deny denies; otherwise any ask asks where a person can answer
 // and denies where nobody can; no blocker allows.
 func decide(bs []Blocker, sf *surface.Surface) verdict.Decision {

@@ -484,3 +484,42 @@ func TestCodesOnThePage(t *testing.T) {
 		}
 	}
 }
+
+func TestApprovedTokens(t *testing.T) {
+	f := newFixture(t)
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	args := map[string]any{"command": "python3 -c 'print(1)'"}
+	ask := r.Review(s, "Bash", args)
+	if ask.Decision != verdict.Ask {
+		t.Fatalf("%s; want ask", ask.Summary())
+	}
+	if _, err := r.Execute(s, ask.Token, "Bash", args, func(*action.Action) error { return nil }); err == nil {
+		t.Fatal("an ask token ran without an approval")
+	}
+	approved, err := r.Approved(s, ask.Token, "Bash", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := false
+	if _, err := r.Execute(s, approved, "Bash", args, func(*action.Action) error { ran = true; return nil }); err != nil || !ran {
+		t.Fatalf("an approved call: %v (ran %v)", err, ran)
+	}
+	if _, err := r.Approved(s, ask.Token, "Bash", map[string]any{"command": "python3 -c 'evil()'"}); !errors.Is(err, review.ErrToken) {
+		t.Errorf("approving another call: %v; want a refused token", err)
+	}
+	allow := r.Review(s, "files_read", map[string]any{"path": "src/a.go"})
+	if _, err := r.Approved(s, allow.Token, "files_read", map[string]any{"path": "src/a.go"}); !errors.Is(err, review.ErrToken) {
+		t.Errorf("approving an allow: %v; want a refused token", err)
+	}
+	// An approval does not survive a second review that denies: the rules changed underneath.
+	s.Boundaries = boundary.Load([]byte(`{"version":1,"hardBlocks":[]}`), boundary.Options{})
+	approved2, err := r.Approved(s, r.Review(s, "Bash", args).Token, "Bash", args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Boundaries = boundary.Load([]byte(`not json`), boundary.Options{})
+	if _, err := r.Execute(s, approved2, "Bash", args, func(*action.Action) error { t.Fatal("ran"); return nil }); err == nil {
+		t.Error("an approved token ran after the rules changed")
+	}
+}

@@ -81,6 +81,26 @@ func (r *Reviewer) Review(s *Session, tool string, args map[string]any) Verdict 
 	return v
 }
 
+// decisionApproved marks a token for an ask verdict that a person has since allowed.
+const decisionApproved = "approved"
+
+// Approved turns the token of an ask verdict into one for the same call that a person allowed:
+// the caller (the gate) has the person's answer. The ask token must be good for exactly this
+// call, session, policy and rules, and not expired; the new token expires like a fresh one.
+// Execute accepts it, and still denies if the second review denies.
+func (r *Reviewer) Approved(s *Session, token, tool string, args map[string]any) (string, error) {
+	c, err := r.verify(s, token, tool, args)
+	if err != nil {
+		return "", err
+	}
+	if c.Decision != verdict.Ask.String() {
+		return "", fmt.Errorf("%w: only an ask verdict can be approved, and this one decided %s", ErrToken, c.Decision)
+	}
+	c.Decision = decisionApproved
+	c.Expires = r.now().Add(r.ttl).Unix()
+	return r.sign(c), nil
+}
+
 // ErrToken is matched by every error about a review token that is not good for a call.
 var ErrToken = errors.New("review token refused")
 
@@ -90,13 +110,21 @@ var ErrToken = errors.New("review token refused")
 // link swapped in since the review is seen) and runs it only if that review allows it too.
 // The verdict returned is the second review's, or a denial saying why the token was refused.
 func (r *Reviewer) Execute(s *Session, token, tool string, args map[string]any, run func(*action.Action) error) (Verdict, error) {
-	if err := r.check(s, token, tool, args); err != nil {
+	c, err := r.verify(s, token, tool, args)
+	if err == nil && c.Decision != verdict.Allow.String() && c.Decision != decisionApproved {
+		err = fmt.Errorf("%w: the review decided %s, not allow", ErrToken, c.Decision)
+	}
+	if err != nil {
 		var v Verdict
 		v.block(Blocker{Code: CodeTokenInvalid, Detail: err.Error(), Decision: verdict.Deny})
 		return v, err
 	}
 	v := judge(s, tool, args)
-	if v.Decision != verdict.Allow {
+	switch {
+	case v.Decision == verdict.Allow:
+	case v.Decision == verdict.Ask && c.Decision == decisionApproved:
+		// A person allowed this exact call; the second review still asks for the same reasons.
+	default:
 		return v, fmt.Errorf("the call no longer passes review at execution: %s", v.Summary())
 	}
 	return v, run(v.Action)
@@ -147,43 +175,50 @@ func (r *Reviewer) sign(c claims) string {
 	return string(b)
 }
 
-// check verifies a token for a call; every failure names what did not match.
-func (r *Reviewer) check(s *Session, token, tool string, args map[string]any) error {
+// verify checks a token's signature and binding to a call; every failure names what did not
+// match. It does not look at the decision.
+func (r *Reviewer) verify(s *Session, token, tool string, args map[string]any) (claims, error) {
+	c, err := r.parse(token)
+	if err != nil {
+		return c, err
+	}
+	switch {
+	case c.Session != s.ID:
+		return c, fmt.Errorf("%w: it was issued to another session", ErrToken)
+	case c.Digest != action.Digest(tool, args):
+		return c, fmt.Errorf("%w: it reviewed a different call (tool or arguments differ)", ErrToken)
+	case c.Policy != s.Surface.Policy().Revision:
+		return c, fmt.Errorf("%w: it was issued under policy revision %s, and %s is in force", ErrToken, c.Policy, s.Surface.Policy().Revision)
+	case c.Boundaries != boundaryRevision(s):
+		return c, fmt.Errorf("%w: the hard-block rules changed since the review", ErrToken)
+	case r.now().Unix() >= c.Expires:
+		return c, fmt.Errorf("%w: it expired at %s", ErrToken, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
+	}
+	return c, nil
+}
+
+// parse checks a token's form and signature and returns its claims.
+func (r *Reviewer) parse(token string) (claims, error) {
 	i := strings.LastIndexByte(token, '.')
 	if !strings.HasPrefix(token, tokenPrefix+".") || i < 0 {
-		return fmt.Errorf("%w: not a review token", ErrToken)
+		return claims{}, fmt.Errorf("%w: not a review token", ErrToken)
 	}
 	payload, mac64 := token[:i], token[i+1:]
 	mac, err := b64.DecodeString(mac64)
 	var sum [sha256.Size]byte
 	if err != nil || !hmac.Equal(mac, r.mac(sum[:0], []byte(payload))) {
-		return fmt.Errorf("%w: the signature does not match (fabricated, altered, or signed with another key)", ErrToken)
+		return claims{}, fmt.Errorf("%w: the signature does not match (fabricated, altered, or signed with another key)", ErrToken)
 	}
 	fields := strings.Split(payload, ".")
 	if len(fields) != 7 {
-		return fmt.Errorf("%w: malformed", ErrToken)
+		return claims{}, fmt.Errorf("%w: malformed", ErrToken)
 	}
 	session, err1 := b64.DecodeString(fields[1])
 	expires, err2 := strconv.ParseInt(fields[6], 10, 64)
 	if err1 != nil || err2 != nil {
-		return fmt.Errorf("%w: malformed", ErrToken)
+		return claims{}, fmt.Errorf("%w: malformed", ErrToken)
 	}
-	c := claims{Session: string(session), Digest: fields[2], Policy: fields[3], Boundaries: fields[4], Decision: fields[5], Expires: expires}
-	switch {
-	case c.Session != s.ID:
-		return fmt.Errorf("%w: it was issued to another session", ErrToken)
-	case c.Digest != action.Digest(tool, args):
-		return fmt.Errorf("%w: it reviewed a different call (tool or arguments differ)", ErrToken)
-	case c.Policy != s.Surface.Policy().Revision:
-		return fmt.Errorf("%w: it was issued under policy revision %s, and %s is in force", ErrToken, c.Policy, s.Surface.Policy().Revision)
-	case c.Boundaries != boundaryRevision(s):
-		return fmt.Errorf("%w: the hard-block rules changed since the review", ErrToken)
-	case c.Decision != verdict.Allow.String():
-		return fmt.Errorf("%w: the review decided %s, not allow", ErrToken, c.Decision)
-	case r.now().Unix() >= c.Expires:
-		return fmt.Errorf("%w: it expired at %s", ErrToken, time.Unix(c.Expires, 0).UTC().Format(time.RFC3339))
-	}
-	return nil
+	return claims{Session: string(session), Digest: fields[2], Policy: fields[3], Boundaries: fields[4], Decision: fields[5], Expires: expires}, nil
 }
 
 func boundaryRevision(s *Session) string {

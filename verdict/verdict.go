@@ -87,6 +87,24 @@ const (
 	ArgumentConstraint Code = "argument_constraint"
 	// ReviewTokenInvalid: the executor refused a review token.
 	ReviewTokenInvalid Code = "review_token_invalid"
+	// ApprovalDenied: a person answered the card with deny.
+	ApprovalDenied Code = "approval_denied"
+	// ApprovalTimeout: nobody answered the card before APPROVAL_TIMEOUT_MS.
+	ApprovalTimeout Code = "approval_timeout"
+	// ApprovalCanceled: the call was abandoned (its caller went away) while its card waited.
+	ApprovalCanceled Code = "approval_canceled"
+	// SpendAsk: the call would cost more than its connector's askAbove threshold.
+	SpendAsk Code = "spend_above_threshold"
+	// RunAllowance: the call would take the run above its per-run allowance; nothing was spent.
+	RunAllowance Code = "allowance_exceeded"
+	// Unpriced: the call's cost cannot be worked out from its arguments.
+	Unpriced Code = "cost_unknown"
+	// NoAllowance: the call bills, and the session holds no allowance for its connector.
+	NoAllowance Code = "no_allowance"
+	// RunLimit: the run is over its dollar budget or turns, or has ended.
+	RunLimit Code = "run_limit"
+	// NotRecorded: the decision could not be written to the audit trail, so the call did not run.
+	NotRecorded Code = "audit_unavailable"
 )
 
 // CodeInfo documents a code.
@@ -110,6 +128,15 @@ var codes = []CodeInfo{
 	{UnsupportedTool, Deny, "A built-in maps to a kind that Warden cannot review."},
 	{UnknownEffect, Ask, "Something the call would do cannot be known statically (a program from a variable, inline interpreter code, an operand from an expansion): a person is asked, and where nobody can answer the call is denied."},
 	{ArgumentConstraint, Deny, "The call breaks one of the tool's argument constraints; the constraint says whether that denies or asks, and why."},
+	{ApprovalDenied, Deny, "A person answered the call's card with deny."},
+	{ApprovalTimeout, Deny, "Nobody answered the call's card within APPROVAL_TIMEOUT_MS (0 denies at once)."},
+	{ApprovalCanceled, Deny, "The call was abandoned while its card waited."},
+	{SpendAsk, Ask, "The call would cost more than its connector's askAbove threshold: a person is asked."},
+	{RunAllowance, Deny, "The call would take the run above its per-run allowance for the connector; nothing was spent."},
+	{Unpriced, Deny, "The call bills, and its cost cannot be worked out from its arguments (a negative or non-numeric figure)."},
+	{NoAllowance, Deny, "The call bills, and the run holds no allowance for its connector (a person's chat spends without one)."},
+	{RunLimit, Deny, "The run is over its dollar budget, out of turns, or no longer live."},
+	{NotRecorded, Deny, "The decision could not be written durably to the audit trail, so the call was not run."},
 	{ReviewTokenInvalid, Deny, "The executor refused a review token: fabricated, altered, for another session or call, under an older policy or hard-block revision, expired, or not an allow."},
 }
 

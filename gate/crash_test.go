@@ -1,0 +1,263 @@
+package gate_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/clock"
+	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/store/sqlite"
+	"github.com/wardenhq/warden/surface"
+)
+
+// The crash test: a child process runs many billed calls through the gate on an SQLite store,
+// each call appending its id to a file when it executes; the parent kills it hard (SIGKILL) in
+// the middle, opens the store again, and checks that every executed call is in the audit trail
+// and that the ledger is consistent: no reservation left open after recovery, none lost, none
+// counted twice, no run above its allowance.
+
+const crashPolicy = `
+version: 1
+builtins:
+  - name: files_read
+connectors:
+  - id: meter
+    effect: read
+    grantable: true
+    billing: {unit: credits, cost: 1}
+    tools: [{name: mcp__meter__tick}]
+limits: {runBudgetUsd: 1, maxTurns: 10, maxConcurrentRuns: 8}
+profiles:
+  - id: worker
+    tools: [files_read]
+    grant:
+      connectors: [meter]
+      allowance: {meter: {perRun: 1000000, perDay: 100000000}}
+tenants:
+  - id: t
+    connections: [{id: m, connector: meter}]
+`
+
+const (
+	crashRuns    = 4
+	crashWorkers = 8 // per run
+)
+
+func TestMain(m *testing.M) {
+	if db := os.Getenv("WARDEN_CRASH_DB"); db != "" {
+		crashChild(db, os.Getenv("WARDEN_CRASH_MARKS"))
+		return
+	}
+	os.Exit(m.Run())
+}
+
+func crashSessions(t testing.TB, g *gate.Gate, ws string) []*gate.Session {
+	p, err := policy.Parse("crash.yaml", []byte(crashPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := p.Env(policy.MapLookup(nil))
+	paths, err := action.NewResolver(ws, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []*gate.Session
+	for i := range crashRuns {
+		sf, err := surface.Open(env, surface.Spec{Role: "specialist", Tenant: "t", Profile: "worker"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := fmt.Sprintf("crash-%d", i)
+		s := &gate.Session{Review: &review.Session{ID: id, Surface: sf, Paths: paths}, Principal: "crash"}
+		s.Run = gate.RunFor(sf, id, id, g.Now())
+		out = append(out, s)
+	}
+	return out
+}
+
+// fatalf is a testing.TB for the child, which has no test to fail.
+type fatalf struct{ testing.TB }
+
+func (fatalf) Fatal(args ...any) {
+	fmt.Fprintln(os.Stderr, args...)
+	os.Exit(3)
+}
+func (fatalf) Helper() {}
+
+func crashChild(dbPath, marks string) {
+	ctx := context.Background()
+	die := func(err error) {
+		fmt.Fprintln(os.Stderr, "crash child:", err)
+		os.Exit(2)
+	}
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		die(err)
+	}
+	rv, err := review.New(review.Options{})
+	if err != nil {
+		die(err)
+	}
+	g, err := gate.New(gate.Options{Reviewer: rv, Broker: approval.NewBroker(approval.Options{Store: db}), Ledger: db, Log: db, Clock: clock.Real{}})
+	if err != nil {
+		die(err)
+	}
+	f, err := os.OpenFile(marks, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		die(err)
+	}
+	sessions := crashSessions(fatalf{}, g, filepath.Dir(dbPath))
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		if err := g.StartRun(ctx, s); err != nil {
+			die(err)
+		}
+		for range crashWorkers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					_, err := g.Call(ctx, s, "mcp__meter__tick", map[string]any{"n": 1.0}, func(ctx context.Context, _ *action.Action) (map[string]any, error) {
+						// One write: a line is in the file whole or not at all.
+						_, err := f.WriteString(gate.CallID(ctx) + "\n")
+						return map[string]any{"ok": true}, err
+					})
+					if err != nil {
+						die(err)
+					}
+				}
+			}()
+		}
+	}
+	wg.Wait()
+}
+
+func TestCrashRecovery(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the crash test runs a child process for a few seconds")
+	}
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dbPath, marks := filepath.Join(dir, "warden.db"), filepath.Join(dir, "executed")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "WARDEN_CRASH_DB="+dbPath, "WARDEN_CRASH_MARKS="+marks)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Let it run a few hundred calls, then kill it where it stands.
+	deadline := time.Now().Add(60 * time.Second)
+	for countLines(t, marks) < 400 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("the child made too few calls in a minute: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if strings.Contains(stderr.String(), "crash child:") {
+		t.Fatalf("the child failed before it was killed: %s", stderr.String())
+	}
+
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	now := time.Now()
+	recovered, err := db.RecoverReservations(ctx, now, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := db.RecoverReservations(ctx, now, now); err != nil || again != 0 {
+		t.Fatalf("a second recovery settled %d more (%v): a reservation was counted twice", again, err)
+	}
+
+	// Every executed call was recorded before it ran.
+	allowed := map[string]bool{}
+	for after := int64(0); ; {
+		evs, err := db.Query(ctx, audit.Filter{Kind: audit.KindDecision, Decision: "allow", AfterID: after, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range evs {
+			allowed[e.CallID] = true
+		}
+		if len(evs) < 1000 {
+			break
+		}
+		after = evs[len(evs)-1].ID
+	}
+	executed := readLines(t, marks)
+	for _, id := range executed {
+		if !allowed[id] {
+			t.Errorf("call %s ran with no decision on record", id)
+		}
+	}
+
+	// The ledger: nothing left reserved; what was settled is every allowed call, plus at most
+	// the calls that had reserved but not yet recorded when the process died.
+	var settled float64
+	for i := range crashRuns {
+		st, err := db.RunStatus(ctx, fmt.Sprintf("crash-%d", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, sp := range st.Spent {
+			if sp.Reserved != 0 {
+				t.Errorf("run %d still holds %v reserved after recovery", i, sp.Reserved)
+			}
+			if sp.Settled > sp.PerRun {
+				t.Errorf("run %d settled %v, above its allowance %v", i, sp.Settled, sp.PerRun)
+			}
+			settled += sp.Settled
+		}
+	}
+	inflight := float64(crashRuns * crashWorkers)
+	if settled < float64(len(allowed)) || settled > float64(len(allowed))+inflight {
+		t.Errorf("settled %v credits for %d allowed calls (recovered %d); want between %d and %d",
+			settled, len(allowed), recovered, len(allowed), len(allowed)+int(inflight))
+	}
+	t.Logf("killed after %d executed calls; %d allowed decisions on record; %v credits settled, %d recovered at restart",
+		len(executed), len(allowed), settled, recovered)
+}
+
+func countLines(t *testing.T, path string) int { return len(readLines(t, path)) }
+
+func readLines(t *testing.T, path string) []string {
+	t.Helper()
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		out = append(out, sc.Text())
+	}
+	return out
+}
