@@ -2,14 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/store/sqlite"
 )
 
 const scout = "../../examples/scout/warden.yaml"
@@ -263,5 +270,140 @@ func TestReview(t *testing.T) {
 	}
 	if _, stderr, code := run(t, "review", "--role", "person", "--tool", "Bash", "--input", `not json`); code == 0 || !strings.Contains(stderr, "--input") {
 		t.Errorf("bad --input: status %d, %q; want a usage error", code, stderr)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the server writes to it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func TestServeTokenAndAudit(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "w.db")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd := newRootCmd()
+	out := &syncBuffer{}
+	cmd.SetOut(out)
+	cmd.SetErr(out)
+	cmd.SetArgs([]string{"serve", "-c", scout, "--addr", "127.0.0.1:0", "--db", db})
+	done := make(chan error, 1)
+	go func() { done <- cmd.ExecuteContext(ctx) }()
+
+	addr := regexp.MustCompile(`listening on (http://\S+)`)
+	deadline := time.Now().Add(20 * time.Second)
+	for !addr.MatchString(out.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server did not start:\n%s", out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	base := addr.FindStringSubmatch(out.String())[1]
+	admin := regexp.MustCompile(`(?m)^(wdn_\S+)$`).FindStringSubmatch(out.String())
+	if admin == nil {
+		t.Fatalf("no admin token printed:\n%s", out.String())
+	}
+	get := func(path, token string) int {
+		req, _ := http.NewRequest("GET", base+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get("/healthz", ""); code != 200 {
+		t.Errorf("healthz %d", code)
+	}
+	if code := get("/readyz", ""); code != 200 {
+		t.Errorf("readyz %d", code)
+	}
+	if code := get("/api/v1/approvals?state=pending", ""); code != 401 {
+		t.Errorf("no token: %d", code)
+	}
+	if code := get("/api/v1/approvals?state=pending", admin[1]); code != 200 {
+		t.Errorf("the admin token: %d", code)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("serve did not shut down cleanly: %v", err)
+	}
+	if !strings.Contains(out.String(), "shutting down") {
+		t.Errorf("no shutdown message:\n%s", out.String())
+	}
+
+	// A second start on the same store keeps the admin token and prints none.
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	cmd = newRootCmd()
+	out2 := &syncBuffer{}
+	cmd.SetOut(out2)
+	cmd.SetErr(out2)
+	cmd.SetArgs([]string{"serve", "-c", scout, "--addr", "127.0.0.1:0", "--db", db})
+	go func() { done <- cmd.ExecuteContext(ctx2) }()
+	for !addr.MatchString(out2.String()) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel2()
+	<-done
+	if strings.Contains(out2.String(), "wdn_") {
+		t.Errorf("a second start printed a token:\n%s", out2.String())
+	}
+
+	// Session tokens: the secret on the last line; the tenant, role and profile checked.
+	stdout, stderr, code := run(t, "token", "create", "-c", scout, "--db", db, "--tenant", "acme", "--role", "specialist", "--profile", "researcher")
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if code != 0 || !strings.HasPrefix(lines[len(lines)-1], "wdn_") {
+		t.Fatalf("token create: %d %q %s", code, stdout, stderr)
+	}
+	for _, bad := range [][]string{
+		{"--tenant", "nope", "--role", "person"},
+		{"--tenant", "acme", "--role", "nobody"},
+		{"--tenant", "acme", "--role", "coworker", "--profile", "researcher"},
+		{"--tenant", "acme", "--role", "coworker"},
+	} {
+		if _, stderr, code := run(t, append([]string{"token", "create", "-c", scout, "--db", db}, bad...)...); code == 0 {
+			t.Errorf("token create %v: want a refusal (%s)", bad, stderr)
+		}
+	}
+
+	// The audit export reads the same store.
+	store, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, d := range []string{"allow", "deny", "allow"} {
+		e := &audit.Event{Time: time.Date(2026, 11, 30, 12, i, 0, 0, time.UTC), Kind: audit.KindDecision, Tenant: "acme", Tool: "Bash", Decision: d}
+		if err := store.Append(context.Background(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store.Close()
+	stdout, stderr, code = run(t, "audit", "--db", db, "--decision", "allow")
+	if code != 0 || strings.Count(stdout, "\n") != 2 || !strings.Contains(stdout, `"decision":"allow"`) {
+		t.Fatalf("audit: %d %q %s", code, stdout, stderr)
+	}
+	stdout, _, _ = run(t, "audit", "--db", db, "--since", "2026-11-30T12:01:00Z", "--limit", "1")
+	if strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, `"decision":"deny"`) {
+		t.Errorf("audit --since --limit: %q", stdout)
+	}
+	if _, stderr, code := run(t, "audit", "--db", db, "--since", "yesterday"); code == 0 || !strings.Contains(stderr, "RFC 3339") {
+		t.Errorf("a bad time: %d %s", code, stderr)
 	}
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/budget"
+	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/store/postgres"
+	"github.com/wardenhq/warden/store/sqlite"
+)
+
+// defaultDB is the embedded store's file when neither --db nor --postgres is given.
+const defaultDB = "warden.db"
+
+// appStore is everything `warden serve` keeps.
+type appStore interface {
+	server.Store
+	budget.Store
+	Close() error
+}
+
+// storeOptions are the flags that choose the store.
+type storeOptions struct {
+	db       string
+	postgres string
+}
+
+func (o *storeOptions) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&o.db, "db", "", "the embedded SQLite store's file (default ./"+defaultDB+")")
+	cmd.Flags().StringVar(&o.postgres, "postgres", "", "a PostgreSQL URL, for several instances sharing one store")
+}
+
+// open opens the chosen store, and says which it is.
+func (o *storeOptions) open(ctx context.Context) (appStore, string, error) {
+	switch {
+	case o.db != "" && o.postgres != "":
+		return nil, "", errors.New("give --db or --postgres, not both")
+	case o.postgres != "":
+		db, err := postgres.Open(ctx, o.postgres)
+		if err != nil {
+			return nil, "", err
+		}
+		return db, "postgres", nil
+	}
+	path := o.db
+	if path == "" {
+		path = defaultDB
+	}
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	return db, fmt.Sprintf("sqlite %s", path), nil
+}

@@ -1,0 +1,391 @@
+// Package server is Warden's HTTP face under `warden serve`: health and readiness, and the
+// REST API (H2) for approvals (the inbox of cards, answers, standing approvals) and the audit
+// trail. Every /api request needs a bearer token (H1): stored as a hash, carrying a role and,
+// except for admins, a tenant; another tenant's object is 404, so nothing leaks that it exists.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/auth"
+)
+
+// Store is what the server reads and writes.
+type Store interface {
+	approval.Store
+	audit.Log
+	auth.Store
+	Ping(ctx context.Context) error
+}
+
+// Options configures a Server.
+type Options struct {
+	Store  Store
+	Broker *approval.Broker
+	Logger *slog.Logger
+	// Ready, if set, adds its own checks to /readyz (the policy loaded, the sandbox usable).
+	Ready func(ctx context.Context) error
+	// Info is shown by /readyz (the policy revision, what is switched off).
+	Info map[string]any
+}
+
+// Server serves the HTTP API. It is safe for concurrent use.
+type Server struct {
+	o   Options
+	mux *http.ServeMux
+}
+
+// New returns a Server.
+func New(o Options) *Server {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	s := &Server{o: o, mux: http.NewServeMux()}
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.HandleFunc("GET /readyz", s.readyz)
+	s.mux.Handle("GET /api/v1/approvals", s.authed(s.listCards, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
+	s.mux.Handle("GET /api/v1/approvals/standing", s.authed(s.listStanding, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
+	s.mux.Handle("DELETE /api/v1/approvals/standing/{id}", s.authed(s.revokeStanding, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover))
+	s.mux.Handle("GET /api/v1/approvals/{id}", s.authed(s.getCard, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
+	s.mux.Handle("POST /api/v1/approvals/{id}", s.authed(s.answer, auth.RoleAdmin, auth.RoleApprover))
+	s.mux.Handle("GET /api/v1/audit", s.authed(s.queryAudit, auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer))
+	return s
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// apiError is the body of every error response: a stable code and a message for people, apart
+// from any internal cause (which goes to the log).
+type apiError struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, e apiError, cause error) {
+	if cause != nil {
+		s.o.Logger.Error("request failed", "method", r.Method, "path", r.URL.Path, "status", e.Status, "err", cause)
+	}
+	writeJSON(w, e.Status, map[string]any{"error": e})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{"ok": true})
+}
+
+func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+	defer cancel()
+	body := map[string]any{"ready": true}
+	for k, v := range s.o.Info {
+		body[k] = v
+	}
+	var problems []string
+	if err := s.o.Store.Ping(ctx); err != nil {
+		problems = append(problems, "store: "+err.Error())
+	}
+	if s.o.Ready != nil {
+		if err := s.o.Ready(ctx); err != nil {
+			problems = append(problems, err.Error())
+		}
+	}
+	if len(problems) > 0 {
+		body["ready"] = false
+		body["problems"] = problems
+		writeJSON(w, http.StatusServiceUnavailable, body)
+		return
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+type ctxKey struct{}
+
+// caller is the token a request came with.
+func caller(r *http.Request) *auth.Token { return r.Context().Value(ctxKey{}).(*auth.Token) }
+
+// tenantOf is the tenant a caller may see: "" (every tenant) for an admin.
+func tenantOf(t *auth.Token) string {
+	if t.Role == auth.RoleAdmin {
+		return ""
+	}
+	return t.Tenant
+}
+
+// authed requires a good bearer token with one of the roles.
+func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		secret, ok := auth.Bearer(r.Header.Get("Authorization"))
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
+			s.fail(w, r, apiError{http.StatusUnauthorized, "unauthenticated", "a bearer token is required"}, nil)
+			return
+		}
+		tok, err := s.o.Store.TokenByHash(r.Context(), auth.Hash(secret))
+		switch {
+		case errors.Is(err, auth.ErrNotFound):
+			w.Header().Set("WWW-Authenticate", `Bearer realm="warden", error="invalid_token"`)
+			s.fail(w, r, apiError{http.StatusUnauthorized, "unauthenticated", "the token is not valid"}, nil)
+			return
+		case err != nil:
+			s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "tokens cannot be checked right now"}, err)
+			return
+		}
+		allowed := false
+		for _, role := range roles {
+			allowed = allowed || tok.Role == role
+		}
+		if !allowed {
+			s.fail(w, r, apiError{http.StatusForbidden, "forbidden", fmt.Sprintf("a %s token may not do this", tok.Role)}, nil)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok)))
+	})
+}
+
+// cardJSON is a card as the API shows it.
+type cardJSON struct {
+	ID             string          `json:"id"`
+	Tenant         string          `json:"tenant"`
+	Session        string          `json:"session"`
+	Principal      string          `json:"principal,omitempty"`
+	Tool           string          `json:"tool"`
+	Digest         string          `json:"digest"`
+	PolicyRevision string          `json:"policy"`
+	Args           json.RawMessage `json:"args,omitempty"`
+	Reason         string          `json:"reason"`
+	State          approval.State  `json:"state"`
+	Answer         approval.Answer `json:"answer,omitempty"`
+	Approver       string          `json:"approver,omitempty"`
+	Created        time.Time       `json:"created"`
+	Deadline       time.Time       `json:"deadline"`
+	Answered       *time.Time      `json:"answered,omitempty"`
+	Offers         []string        `json:"offers,omitempty"`
+}
+
+func toCardJSON(c *approval.Card) cardJSON {
+	j := cardJSON{ID: c.ID, Tenant: c.Tenant, Session: c.Session, Principal: c.Principal, Tool: c.Tool,
+		Digest: c.Digest, PolicyRevision: c.PolicyRevision, Args: c.Args, Reason: c.Reason, State: c.State,
+		Answer: c.Answer, Approver: c.Approver, Created: c.Created, Deadline: c.Deadline}
+	if !c.Answered.IsZero() {
+		a := c.Answered
+		j.Answered = &a
+	}
+	if c.State == approval.Pending {
+		j.Offers = []string{string(approval.AllowOnce), string(approval.AllowTenant), string(approval.Deny)}
+	}
+	if len(j.Args) > 0 && !json.Valid(j.Args) {
+		j.Args = nil
+	}
+	return j
+}
+
+func (s *Server) listCards(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := approval.CardFilter{Tenant: tenantOf(caller(r)), State: approval.State(q.Get("state"))}
+	switch f.State {
+	case "", approval.Pending, approval.Allowed, approval.Denied, approval.Expired:
+	default:
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", "state must be pending, allowed, denied or expired"}, nil)
+		return
+	}
+	if t := q.Get("tenant"); t != "" {
+		if f.Tenant != "" && t != f.Tenant {
+			writeJSON(w, http.StatusOK, map[string]any{"approvals": []cardJSON{}})
+			return
+		}
+		f.Tenant = t
+	}
+	limit, ok := s.limit(w, r)
+	if !ok {
+		return
+	}
+	f.Limit = limit
+	cards, err := s.o.Store.Cards(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the approvals cannot be read right now"}, err)
+		return
+	}
+	out := make([]cardJSON, len(cards))
+	for i, c := range cards {
+		out[i] = toCardJSON(c)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"approvals": out})
+}
+
+func (s *Server) getCard(w http.ResponseWriter, r *http.Request) {
+	c, err := s.o.Store.Card(r.Context(), tenantOf(caller(r)), r.PathValue("id"))
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such approval"}, nil)
+	case err != nil:
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the approval cannot be read right now"}, err)
+	default:
+		writeJSON(w, http.StatusOK, toCardJSON(c))
+	}
+}
+
+func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Answer string `json:"answer"`
+		Digest string `json:"digest"`
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", "the body must be {\"answer\": \"allow_once\" | \"allow_tenant\" | \"deny\"}: " + err.Error()}, nil)
+		return
+	}
+	a := approval.Answer(body.Answer)
+	if !a.Valid() {
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("answer %q: want allow_once, allow_tenant or deny", body.Answer)}, nil)
+		return
+	}
+	tok := caller(r)
+	approver := tok.Name
+	if approver == "" {
+		approver = "token:" + tok.ID
+	}
+	c, err := s.o.Broker.Answer(r.Context(), tenantOf(tok), r.PathValue("id"), a, approver, body.Digest)
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such approval"}, nil)
+	case errors.Is(err, approval.ErrNotPending):
+		s.fail(w, r, apiError{http.StatusConflict, "already_answered", "the approval was already answered or has expired"}, nil)
+	case errors.Is(err, approval.ErrDigestMismatch):
+		s.fail(w, r, apiError{http.StatusConflict, "digest_mismatch", "the answer names another call than this approval's"}, nil)
+	case err != nil && c != nil:
+		// The answer stands; saving the standing approval failed.
+		s.fail(w, r, apiError{http.StatusInternalServerError, "partial", "the call was allowed once, but the standing approval could not be saved"}, err)
+	case err != nil:
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the answer could not be recorded"}, err)
+	default:
+		writeJSON(w, http.StatusOK, toCardJSON(c))
+	}
+}
+
+type standingJSON struct {
+	ID       string     `json:"id"`
+	Tenant   string     `json:"tenant"`
+	Tool     string     `json:"tool"`
+	Digest   string     `json:"digest"`
+	Card     string     `json:"card,omitempty"`
+	Approver string     `json:"approver,omitempty"`
+	Created  time.Time  `json:"created"`
+	Revoked  *time.Time `json:"revoked,omitempty"`
+}
+
+func (s *Server) listStanding(w http.ResponseWriter, r *http.Request) {
+	list, err := s.o.Store.Standings(r.Context(), tenantOf(caller(r)))
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "standing approvals cannot be read right now"}, err)
+		return
+	}
+	out := make([]standingJSON, len(list))
+	for i, st := range list {
+		out[i] = standingJSON{ID: st.ID, Tenant: st.Tenant, Tool: st.Tool, Digest: st.Digest, Card: st.CardID,
+			Approver: st.Approver, Created: st.Created}
+		if !st.Revoked.IsZero() {
+			rv := st.Revoked
+			out[i].Revoked = &rv
+		}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"standing": out})
+}
+
+func (s *Server) revokeStanding(w http.ResponseWriter, r *http.Request) {
+	err := s.o.Store.RevokeStanding(r.Context(), tenantOf(caller(r)), r.PathValue("id"), time.Now())
+	switch {
+	case errors.Is(err, approval.ErrNotFound):
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such standing approval"}, nil)
+	case err != nil:
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the standing approval could not be revoked"}, err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+func (s *Server) limit(w http.ResponseWriter, r *http.Request) (int, bool) {
+	v := r.URL.Query().Get("limit")
+	if v == "" {
+		return 100, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 || n > 10000 {
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", "limit must be a whole number from 1 to 10000"}, nil)
+		return 0, false
+	}
+	return n, true
+}
+
+func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	f := audit.Filter{Tenant: tenantOf(caller(r)), Session: q.Get("session"), Tool: q.Get("tool"),
+		Decision: q.Get("decision"), Kind: q.Get("kind"), CallID: q.Get("call")}
+	if t := q.Get("tenant"); t != "" {
+		if f.Tenant != "" && t != f.Tenant {
+			writeJSON(w, http.StatusOK, map[string]any{"events": []*audit.Event{}})
+			return
+		}
+		f.Tenant = t
+	}
+	for key, dst := range map[string]*time.Time{"since": &f.Since, "until": &f.Until} {
+		if v := q.Get(key); v != "" {
+			t, err := time.Parse(time.RFC3339Nano, v)
+			if err != nil {
+				s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", key + " must be an RFC 3339 time"}, nil)
+				return
+			}
+			*dst = t
+		}
+	}
+	if v := q.Get("after"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", "after must be an event id"}, nil)
+			return
+		}
+		f.AfterID = n
+	}
+	limit, ok := s.limit(w, r)
+	if !ok {
+		return
+	}
+	f.Limit = limit
+	events, err := s.o.Store.Query(r.Context(), f)
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the audit trail cannot be read right now"}, err)
+		return
+	}
+	if q.Get("format") == "jsonl" || strings.Contains(r.Header.Get("Accept"), "application/x-ndjson") {
+		w.Header().Set("Content-Type", "application/x-ndjson")
+		_ = audit.WriteJSONL(w, events)
+		return
+	}
+	if events == nil {
+		events = []*audit.Event{}
+	}
+	body := map[string]any{"events": events}
+	if len(events) == limit {
+		body["next"] = events[len(events)-1].ID
+	}
+	writeJSON(w, http.StatusOK, body)
+}
