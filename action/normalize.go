@@ -39,6 +39,12 @@ type Action struct {
 	// URL is the address a net_fetch reads.
 	URL string
 
+	// Inputs are the call's string inputs by role (path, content, command, ...), as given.
+	Inputs map[string]string
+	// Paths are the resolved paths of the roles that name one (path, cwd, root): what the
+	// review judged is what an executor must act on.
+	Paths map[string]string
+
 	// Unknowns are what could not be known statically: never allowed silently.
 	Unknowns []Unknown
 	// Problems are reasons the call cannot be judged at all (bad input, a command or patch
@@ -107,8 +113,11 @@ func Normalize(t *policy.Tool, args map[string]any, ctx Context) *Action {
 		n.pathEffect(OpRead, n.required("path"), false)
 	case "files_find":
 		base := n.optional("path")
+		if real, ok := n.resolve("", orDot(base)); ok {
+			n.setPath("path", real)
+		}
 		if pat := n.required("pattern"); pat != "" {
-			n.pathEffect(OpRead, joinBase(base, literalDir(pat)), true)
+			n.rolePath("scope", OpRead, joinBase(base, literalDir(pat)), true)
 		}
 	case "files_search":
 		n.optional("query")
@@ -132,9 +141,9 @@ func Normalize(t *policy.Tool, args map[string]any, ctx Context) *Action {
 	case "spawn_subagent":
 		n.optional("profile")
 		n.optional("task")
-		n.pathEffect(OpDelegate, n.required("root"), false)
+		n.rolePath("root", OpDelegate, n.required("root"), false)
 	case "git_status", "git_diff":
-		n.pathEffect(OpRead, orDot(n.optional("cwd")), true)
+		n.rolePath("cwd", OpRead, orDot(n.optional("cwd")), true)
 	case "net_fetch":
 		a.URL = n.required("url")
 	case "net_search":
@@ -174,6 +183,10 @@ func (n *normalizer) arg(role string, required bool) string {
 	if required && s == "" {
 		n.problem(ProblemInput, fmt.Sprintf("%s: %s is empty", n.t.Name, name))
 	}
+	if n.a.Inputs == nil {
+		n.a.Inputs = map[string]string{}
+	}
+	n.a.Inputs[role] = s
 	return s
 }
 
@@ -212,21 +225,39 @@ func (n *normalizer) resolve(base, p string) (string, bool) {
 }
 
 func (n *normalizer) pathEffect(op Op, p string, recursive bool) {
+	n.rolePath("path", op, p, recursive)
+}
+
+// rolePath adds the effect of a path input and records its resolved path for the role.
+func (n *normalizer) rolePath(role string, op Op, p string, recursive bool) {
 	if p == "" {
 		return
 	}
 	if real, ok := n.resolve("", p); ok {
 		n.a.Effects = append(n.a.Effects, Effect{Op: op, Path: real, Recursive: recursive})
+		n.setPath(role, real)
 	}
+}
+
+func (n *normalizer) setPath(role, real string) {
+	if n.a.Paths == nil {
+		n.a.Paths = map[string]string{}
+	}
+	n.a.Paths[role] = real
 }
 
 // cwd returns the resolved working directory of a call: its cwd argument, else the workspace.
 func (n *normalizer) cwd() (string, bool) {
 	c := n.optional("cwd")
 	if c == "" {
+		n.setPath("cwd", n.r.Root)
 		return n.r.Root, true
 	}
-	return n.resolve("", c)
+	real, ok := n.resolve("", c)
+	if ok {
+		n.setPath("cwd", real)
+	}
+	return real, ok
 }
 
 func (n *normalizer) shell() {

@@ -42,6 +42,9 @@ type Session struct {
 	Paths *action.Resolver
 	// Boundaries are the hard blocks in force (nil: none).
 	Boundaries *boundary.Set
+	// Unconfined lets Warden's own file tools act outside the workspace (the hard blocks still
+	// apply). By default they are confined to it (outside_workspace).
+	Unconfined bool
 }
 
 // Blocker is one reason a call is not simply allowed.
@@ -98,16 +101,17 @@ func (v *Verdict) block(b Blocker) {
 
 // The review's blocker codes (defined, with their meanings, in package verdict).
 const (
-	CodeHardBlock       = verdict.HardBlock
-	CodeBoundaryInvalid = verdict.BoundaryInvalid
-	CodeInvalidInput    = verdict.InvalidInput
-	CodeUnparseableCmd  = verdict.UnparseableCommand
-	CodeUnparseablePat  = verdict.UnparseablePatch
-	CodeUnresolvable    = verdict.UnresolvablePath
-	CodeUnsupported     = verdict.UnsupportedTool
-	CodeUnknownEffect   = verdict.UnknownEffect
-	CodeConstraint      = verdict.ArgumentConstraint
-	CodeTokenInvalid    = verdict.ReviewTokenInvalid
+	CodeHardBlock        = verdict.HardBlock
+	CodeBoundaryInvalid  = verdict.BoundaryInvalid
+	CodeInvalidInput     = verdict.InvalidInput
+	CodeUnparseableCmd   = verdict.UnparseableCommand
+	CodeUnparseablePat   = verdict.UnparseablePatch
+	CodeUnresolvable     = verdict.UnresolvablePath
+	CodeUnsupported      = verdict.UnsupportedTool
+	CodeUnknownEffect    = verdict.UnknownEffect
+	CodeConstraint       = verdict.ArgumentConstraint
+	CodeTokenInvalid     = verdict.ReviewTokenInvalid
+	CodeOutsideWorkspace = verdict.OutsideWorkspace
 )
 
 var problemCodes = map[string]verdict.Code{
@@ -145,6 +149,9 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 			code = CodeInvalidInput
 		}
 		v.block(Blocker{Code: code, Detail: p.Detail, Decision: verdict.Deny})
+	}
+	if !s.Unconfined {
+		checkWorkspace(&v, s.Paths, a)
 	}
 	checkBoundaries(&v, s.Boundaries, a)
 	for _, u := range a.Unknowns {
@@ -212,6 +219,38 @@ func hasAskOnly(bs []Blocker) bool {
 
 // canAsk reports whether a person can answer the session's cards.
 func canAsk(sf *surface.Surface) bool { return sf.ApprovalChannel() }
+
+// confinedKinds are the native kinds Warden executes itself on paths: they act only inside the
+// workspace. A shell command's own effects are the sandbox's to confine; its working directory
+// is checked here.
+var confinedKinds = map[string]bool{
+	"files_read": true, "files_list": true, "files_find": true, "files_search": true, "files_inspect": true,
+	"files_write": true, "files_edit": true, "files_patch": true, "files_delete": true,
+	"git_status": true, "git_diff": true, "spawn_subagent": true, "shell_exec": true,
+}
+
+// checkWorkspace denies a native file tool that would act outside the session's workspace.
+func checkWorkspace(v *Verdict, paths *action.Resolver, a *action.Action) {
+	if paths == nil || !confinedKinds[a.Kind] {
+		return
+	}
+	inside := func(p string) bool { return p == paths.Root || strings.HasPrefix(p, paths.Root+"/") }
+	check := func(p string) {
+		if !inside(p) {
+			v.block(Blocker{Code: CodeOutsideWorkspace, Decision: verdict.Deny,
+				Detail: fmt.Sprintf("%s is outside the workspace %s", p, paths.Root)})
+		}
+	}
+	if a.Kind == "shell_exec" {
+		if cwd, ok := a.Paths["cwd"]; ok {
+			check(cwd)
+		}
+		return
+	}
+	for _, e := range a.Effects {
+		check(e.Path)
+	}
+}
 
 func checkBoundaries(v *Verdict, set *boundary.Set, a *action.Action) {
 	if set == nil {

@@ -90,7 +90,9 @@ func (f *fixture) session(t testing.TB, p *policy.Policy, env map[string]string,
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &review.Session{ID: "s1", Surface: sf, Paths: paths, Boundaries: f.rules}
+	// Unconfined, so that the hard blocks are what these tests see; TestConfinedToTheWorkspace
+	// checks the confinement.
+	return &review.Session{ID: "s1", Surface: sf, Paths: paths, Boundaries: f.rules, Unconfined: true}
 }
 
 func newReviewer(t testing.TB, now func() time.Time) *review.Reviewer {
@@ -521,5 +523,37 @@ func TestApprovedTokens(t *testing.T) {
 	s.Boundaries = boundary.Load([]byte(`not json`), boundary.Options{})
 	if _, err := r.Execute(s, approved2, "Bash", args, func(*action.Action) error { t.Fatal("ran"); return nil }); err == nil {
 		t.Error("an approved token ran after the rules changed")
+	}
+}
+
+func TestConfinedToTheWorkspace(t *testing.T) {
+	f := newFixture(t)
+	f.rules = nil
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	s.Unconfined = false
+	tests := []struct {
+		tool string
+		args map[string]any
+		want verdict.Decision
+	}{
+		{"files_read", map[string]any{"path": "src/a.go"}, verdict.Allow},
+		{"files_read", map[string]any{"path": "link/token"}, verdict.Deny}, // a link out of it
+		{"files_write", map[string]any{"path": "../secret/x", "content": ""}, verdict.Deny},
+		{"Glob", map[string]any{"pattern": "/etc/**/*.conf"}, verdict.Deny},
+		{"git_status", map[string]any{"cwd": "/"}, verdict.Deny},
+		{"shell_exec", map[string]any{"command": "ls", "cwd": "/tmp"}, verdict.Deny},
+		// A command's own effects are the sandbox's to confine: reading /etc/hostname from the
+		// workspace is not refused here.
+		{"shell_exec", map[string]any{"command": "cat /etc/hostname"}, verdict.Allow},
+	}
+	for _, tt := range tests {
+		v := r.Review(s, tt.tool, tt.args)
+		if v.Decision != tt.want {
+			t.Errorf("%s %v: %s; want %s", tt.tool, tt.args, v.Summary(), tt.want)
+		}
+		if tt.want == verdict.Deny && !slices.ContainsFunc(v.Blockers, func(b review.Blocker) bool { return b.Code == review.CodeOutsideWorkspace }) {
+			t.Errorf("%s %v: %s; want outside_workspace", tt.tool, tt.args, v.Summary())
+		}
 	}
 }

@@ -105,6 +105,8 @@ const (
 	RunLimit Code = "run_limit"
 	// NotRecorded: the decision could not be written to the audit trail, so the call did not run.
 	NotRecorded Code = "audit_unavailable"
+	// OutsideWorkspace: a native file tool names a path outside the session's workspace.
+	OutsideWorkspace Code = "outside_workspace"
 )
 
 // CodeInfo documents a code.
@@ -137,6 +139,7 @@ var codes = []CodeInfo{
 	{NoAllowance, Deny, "The call bills, and the run holds no allowance for its connector (a person's chat spends without one)."},
 	{RunLimit, Deny, "The run is over its dollar budget, out of turns, or no longer live."},
 	{NotRecorded, Deny, "The decision could not be written durably to the audit trail, so the call was not run."},
+	{OutsideWorkspace, Deny, "A native file tool (or a command's working directory, or a subagent's root) names a path outside the session's workspace, resolved through symbolic links; Warden's own tools stay inside it."},
 	{ReviewTokenInvalid, Deny, "The executor refused a review token: fabricated, altered, for another session or call, under an older policy or hard-block revision, expired, or not an allow."},
 }
 

@@ -26,6 +26,7 @@ type reviewOptions struct {
 	home       string
 	boundaries string
 	json       bool
+	unconfined bool
 }
 
 func newReviewCmd(root *rootOptions) *cobra.Command {
@@ -62,6 +63,7 @@ with boundary_config_invalid.`,
 	f.StringVar(&o.home, "home", "", "what ~ stands for (default: the home directory of the user running warden)")
 	f.StringVar(&o.boundaries, "boundaries", "", "hard-block rules: a JSON file in BURROW's stored format")
 	f.BoolVar(&o.json, "json", false, "print JSON")
+	f.BoolVar(&o.unconfined, "unconfined", false, "let Warden's own file tools act outside the workspace (hard blocks still apply)")
 	o.env.register(cmd)
 	_ = cmd.MarkFlagRequired("role")
 	_ = cmd.MarkFlagRequired("tool")
@@ -117,7 +119,7 @@ func (o *reviewOptions) run(cmd *cobra.Command, p *policy.Policy) error {
 	if err != nil {
 		return err
 	}
-	v := rv.Review(&review.Session{ID: "cli", Surface: sf, Paths: paths, Boundaries: set}, o.tool, args)
+	v := rv.Review(&review.Session{ID: "cli", Surface: sf, Paths: paths, Boundaries: set, Unconfined: o.unconfined}, o.tool, args)
 	out := cmd.OutOrStdout()
 	if o.json {
 		enc := json.NewEncoder(out)
