@@ -3,9 +3,11 @@ package policy
 import (
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 )
 
 func (c *compiler) compileServers() {
@@ -218,6 +220,13 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 		s.Billing = &Billing{Unit: b.Unit, AskAbove: b.AskAbove}
 		if b.Cost != nil {
 			s.Billing.Cost = c.compileCost(b.Cost, "connector "+sc.ID, nil)
+		}
+	}
+	if sc.Upstream != nil {
+		if kind != KindConnector {
+			c.errorf(sc.At("upstream"), "server %s: upstream applies only to connectors (platform servers are Warden's own)", sc.ID)
+		} else {
+			s.Upstream = c.compileUpstream(sc.ID, sc.Upstream)
 		}
 	}
 	c.addServer(s, sc)
@@ -494,3 +503,53 @@ func (p *Policy) WithheldFor(name string) (*Server, *Withheld, bool) {
 
 // String describes a withheld entry: "what (reason)".
 func (w *Withheld) String() string { return fmt.Sprintf("%s (%s)", w.What, w.Reason) }
+
+// compileUpstream checks how a connector is reached: exactly one of command and url, and a
+// credential injected into the right one.
+func (c *compiler) compileUpstream(id string, uc *UpstreamConfig) *Upstream {
+	u := &Upstream{Command: uc.Command, Env: uc.Env, URL: uc.URL, Timeout: 30 * time.Second}
+	switch {
+	case len(uc.Command) > 0 && uc.URL != "":
+		c.errorf(uc.Pos, "connector %s: an upstream is a command or a url, not both", id)
+		return nil
+	case len(uc.Command) == 0 && uc.URL == "":
+		c.errorf(uc.Pos, "connector %s: an upstream needs a command (stdio) or a url (streamable HTTP)", id)
+		return nil
+	case uc.URL != "":
+		parsed, err := url.Parse(uc.URL)
+		if err != nil || (parsed.Scheme != "http" && parsed.Scheme != "https") || parsed.Host == "" {
+			c.errorf(uc.At("url"), "connector %s: upstream url %q must be an http or https URL", id, uc.URL)
+			return nil
+		}
+		if len(uc.Env) > 0 {
+			c.errorf(uc.At("env"), "connector %s: env applies to a command upstream", id)
+		}
+	case uc.Command[0] == "":
+		c.errorf(uc.At("command"), "connector %s: the upstream command has no program", id)
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(uc.Env)) {
+		if !envPattern.MatchString(k) {
+			c.errorf(uc.At("env"), "connector %s: %q is not an environment variable name", id, k)
+		}
+	}
+	if cr := uc.Credential; cr != nil {
+		switch {
+		case cr.Env != "" && cr.Header != "", cr.Env == "" && cr.Header == "":
+			c.errorf(cr.Pos, "connector %s: a credential goes in an env variable (command) or a header (url), one of them", id)
+		case cr.Env != "" && uc.URL != "":
+			c.errorf(cr.At("env"), "connector %s: a url upstream takes its credential in a header", id)
+		case cr.Header != "" && len(uc.Command) > 0:
+			c.errorf(cr.At("header"), "connector %s: a command upstream takes its credential in an env variable", id)
+		case cr.Env != "" && !envPattern.MatchString(cr.Env):
+			c.errorf(cr.At("env"), "connector %s: %q is not an environment variable name", id, cr.Env)
+		}
+		u.CredentialEnv, u.CredentialHeader, u.CredentialPrefix = cr.Env, cr.Header, cr.Prefix
+	}
+	if uc.TimeoutMs < 0 {
+		c.errorf(uc.At("timeoutMs"), "connector %s: timeoutMs cannot be negative", id)
+	} else if uc.TimeoutMs > 0 {
+		u.Timeout = time.Duration(uc.TimeoutMs) * time.Millisecond
+	}
+	return u
+}

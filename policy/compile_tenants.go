@@ -77,7 +77,10 @@ func (c *compiler) compileTenants() {
 				c.errorf(cc.Connector.Pos, "connection %s is for %q, which is a platform server, not a connector", cc.ID, cc.Connector.Value)
 				continue
 			}
-			conn := &Connection{ID: cc.ID, Name: cc.Name, Connector: s, Tenant: t, Enabled: cc.Enabled == nil || *cc.Enabled, Pos: cc.Pos}
+			conn := &Connection{ID: cc.ID, Name: cc.Name, Connector: s, Tenant: t, Enabled: cc.Enabled == nil || *cc.Enabled, Secret: cc.Secret, Pos: cc.Pos}
+			if ref := cc.Secret; ref != "" && !strings.HasPrefix(ref, "env:") && !strings.HasPrefix(ref, "file:") {
+				c.errorf(cc.At("secret"), "connection %s: secret must be a reference, env:NAME or file:/path, never the value itself", cc.ID)
+			}
 			if conn.Name == "" {
 				conn.Name = conn.ID
 			}

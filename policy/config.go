@@ -114,10 +114,40 @@ type ServerConfig struct {
 	// Discover (connectors only) offers every tool the upstream server lists, as
 	// mcp__<id>__*, with the server's default effect.
 	Discover bool `yaml:"discover"`
+	// Upstream (connectors only) is how Warden's gateway reaches the connector's MCP server.
+	Upstream *UpstreamConfig `yaml:"upstream"`
 	// Tools is the server's tool catalog.
 	Tools []ToolConfig `yaml:"tools"`
 	// Withheld lists what the server deliberately does not build, and why.
 	Withheld []WithheldConfig `yaml:"withheld"`
+}
+
+// UpstreamConfig says how to reach a connector's MCP server: a command run over stdio, or a
+// streamable HTTP URL, and where its credential goes.
+type UpstreamConfig struct {
+	Node `yaml:"-"`
+
+	// Command is the program and its arguments, run without a shell.
+	Command []string `yaml:"command"`
+	// Env are plain environment variables for the command (never credentials: see Credential).
+	Env map[string]string `yaml:"env"`
+	// URL is a streamable HTTP endpoint.
+	URL string `yaml:"url"`
+	// Credential says where the session's resolved credential is injected.
+	Credential *CredentialInjection `yaml:"credential"`
+	// TimeoutMs bounds one call (default 30000).
+	TimeoutMs int `yaml:"timeoutMs"`
+}
+
+// CredentialInjection is where a connector's credential is handed to its upstream: an
+// environment variable of the command, or an HTTP header of the URL (with an optional prefix,
+// such as "Bearer ").
+type CredentialInjection struct {
+	Node `yaml:"-"`
+
+	Env    string `yaml:"env"`
+	Header string `yaml:"header"`
+	Prefix string `yaml:"prefix"`
 }
 
 // ToolConfig declares one tool: a built-in, or a tool of a server.
@@ -370,4 +400,7 @@ type ConnectionConfig struct {
 	Enabled *bool `yaml:"enabled"`
 	// SharedWith lists tenants of the same account that may use this connection.
 	SharedWith []Name `yaml:"sharedWith"`
+	// Secret is where the connection's credential is kept, by reference: "env:NAME" (a variable
+	// of Warden's own environment) or "file:/path". The value itself is never in the policy.
+	Secret string `yaml:"secret"`
 }

@@ -1498,6 +1498,67 @@ tenants:
 		give: "tenants:\n  - {id: main, account: acme, owner: true, monthlyModelCapUsd: -5}\n",
 		want: []string{`2:64: tenant main: monthlyModelCapUsd cannot be negative`},
 	},
+	// Upstreams and connection secrets.
+	{
+		name: "an upstream with both a command and a url",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [srv], url: \"http://x/mcp\"}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:15: connector shop: an upstream is a command or a url, not both`},
+	},
+	{
+		name: "an upstream with neither",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {timeoutMs: 5}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:15: connector shop: an upstream needs a command (stdio) or a url (streamable HTTP)`},
+	},
+	{
+		name: "an upstream url that is not http",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {url: \"ftp://x\"}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:22: connector shop: upstream url "ftp://x" must be an http or https URL`},
+	},
+	{
+		name: "env on a url upstream",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {url: \"http://x/mcp\", env: {A: b}}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:42: connector shop: env applies to a command upstream`},
+	},
+	{
+		name: "an upstream command with no program",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [\"\"]}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:25: connector shop: the upstream command has no program`},
+	},
+	{
+		name: "a bad env name for the command",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [srv], env: {\"1X\": y}}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:37: connector shop: "1X" is not an environment variable name`},
+	},
+	{
+		name: "a credential in both places",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [srv], credential: {env: K, header: Authorization}}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:44: connector shop: a credential goes in an env variable (command) or a header (url), one of them`},
+	},
+	{
+		name: "a url upstream's credential in an env variable",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {url: \"http://x/mcp\", credential: {env: K}}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:55: connector shop: a url upstream takes its credential in a header`},
+	},
+	{
+		name: "a command upstream's credential in a header",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [srv], credential: {header: Authorization}}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:53: connector shop: a command upstream takes its credential in an env variable`},
+	},
+	{
+		name: "a negative upstream timeout",
+		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [srv], timeoutMs: -1}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:43: connector shop: timeoutMs cannot be negative`},
+	},
+	{
+		name: "an upstream on a platform server",
+		give: "servers:\n  - id: memory\n    effect: read\n    upstream: {command: [srv]}\n    tools: [{name: mcp__memory__read}]\n",
+		want: []string{`4:15: server memory: upstream applies only to connectors (platform servers are Warden's own)`},
+	},
+	{
+		name: "a connection secret written as its value",
+		give: "tenants:\n  - id: main\n    account: acme\n    owner: true\n    connections: [{id: c, connector: shop, secret: hunter2}]\n",
+		want: []string{`5:52: connection c: secret must be a reference, env:NAME or file:/path, never the value itself`},
+	},
 }
 
 // billionLaughs is a small document (about 20 kB) whose aliases stand for 10^9 names: a

@@ -15,6 +15,7 @@ package policy
 import (
 	"iter"
 	"slices"
+	"time"
 )
 
 // Policy is a compiled policy snapshot.
@@ -251,7 +252,19 @@ type Server struct {
 	Billing *Billing
 	// Discover: the catalog is what the upstream lists, offered as one pattern tool.
 	Discover bool
+	// Upstream is how the gateway reaches a connector (nil: it cannot be called).
+	Upstream *Upstream
 	Pos      Pos
+}
+
+// Upstream is how a connector's MCP server is reached.
+type Upstream struct {
+	Command []string
+	Env     map[string]string
+	URL     string
+	// CredentialEnv or CredentialHeader (with CredentialPrefix) is where the credential goes.
+	CredentialEnv, CredentialHeader, CredentialPrefix string
+	Timeout                                           time.Duration
 }
 
 // Withheld is something a server deliberately does not build.
@@ -536,7 +549,9 @@ type Connection struct {
 	Tenant     *Tenant
 	Enabled    bool
 	SharedWith []*Tenant
-	Pos        Pos
+	// Secret is the reference to the credential ("env:NAME", "file:/path", or "").
+	Secret string
+	Pos    Pos
 }
 
 // CredentialSource says where a session's credentials for a connector came from.
