@@ -1,0 +1,331 @@
+package secret
+
+import (
+	"crypto/rand"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// Scope is who a registry serves: managed references are checked against it, exactly.
+type Scope struct {
+	Agent, Session, Conversation string
+}
+
+// Options tune a Registry. The zero value is the default: no managed-reference issuer is
+// supported (every managed reference is refused when used) and the default limits apply.
+type Options struct {
+	// Issuers maps each supported managed-reference issuer to its supported versions.
+	Issuers map[string][]string
+	// MaxValues bounds how many values and managed references one registry holds; a Protect
+	// that would pass it fails with ErrLimit. Zero means DefaultMaxValues.
+	MaxValues int
+	// MaxBytes bounds the total length of the values one registry holds; a Protect that would
+	// pass it fails with ErrLimit. Zero means DefaultMaxBytes.
+	MaxBytes int
+}
+
+// Default limits: a turn's registry holds a handful of values; these stop a producer that
+// declares thousands from making every later Redact slow or the registry large.
+const (
+	DefaultMaxValues = 1024
+	DefaultMaxBytes  = 256 << 10
+)
+
+// Handle syntax: HandlePrefix, the value's Type (or "managed" for a managed reference), a
+// slash, the registry's id, a dot and the value's id; ids are random lower-case base32, so
+// a handle never contains, or says anything about, its value. Example:
+//
+//	protected://token/k3v5q2xa.7fzq4m2c5h6k7n3p2r4t6w2y4a
+//
+// The registry id lets Resolve tell a handle of another session from an unknown one.
+const (
+	HandlePrefix = "protected://"
+	kindManaged  = "managed"
+)
+
+// Registry holds one session's protected values, in memory only: handles are never written
+// anywhere and die with the registry or at Forget (P5). All methods are safe for concurrent
+// use; Redact and RedactValue take no lock and never wait for the others. Use NewRegistry.
+//
+// A Registry prints and logs as its number of handles. Its state sits behind a pointer so
+// that fmt, which cannot call methods on unexported fields, finds an address there instead
+// of the maps that hold the values in the clear.
+type Registry struct {
+	st *state
+}
+
+type state struct {
+	scope Scope
+	opts  Options
+	id    string
+
+	mu       sync.Mutex
+	entries  map[string]*entry   // handle → entry
+	byValue  map[valueKey]string // plain value → its handle, so a value declared twice keeps one handle
+	redactOf map[string]string   // value → the handle Redact writes for it (the first one)
+	redacts  []redaction         // values to redact, in the order they became known
+	bytes    int                 // total length of the values held
+	gen      uint64              // incremented by Forget
+
+	m atomic.Pointer[matcher] // nil while no handle or value is known
+}
+
+// redaction is a value's forms, computed once, and the handle Redact writes for them.
+type redaction struct {
+	forms  []string
+	handle string
+}
+
+type valueKey struct {
+	t Type
+	v string
+}
+
+// entry is what a handle stands for: a value, or a managed reference.
+type entry struct {
+	handle  string
+	value   Secret
+	managed *Managed
+}
+
+// NewRegistry returns an empty registry for scope with default Options.
+func NewRegistry(scope Scope) *Registry { return NewRegistryWith(scope, Options{}) }
+
+// NewRegistryWith returns an empty registry for scope with opts.
+func NewRegistryWith(scope Scope, opts Options) *Registry {
+	if opts.MaxValues <= 0 {
+		opts.MaxValues = DefaultMaxValues
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultMaxBytes
+	}
+	issuers := make(map[string][]string, len(opts.Issuers))
+	for k, v := range opts.Issuers {
+		issuers[k] = append([]string(nil), v...)
+	}
+	opts.Issuers = issuers
+	r := &Registry{st: &state{scope: scope, opts: opts, id: randomID(8)}}
+	r.reset()
+	return r
+}
+
+// Scope returns the scope the registry serves.
+func (r *Registry) Scope() Scope { return r.st.scope }
+
+// reset empties the registry; r.st.mu is held or r is new.
+func (r *Registry) reset() {
+	r.st.entries = map[string]*entry{}
+	r.st.byValue = map[valueKey]string{}
+	r.st.redactOf = map[string]string{}
+	r.st.redacts = nil
+	r.st.bytes = 0
+	r.st.m.Store(nil)
+}
+
+// Add registers a value obtained some other way, such as a credential Warden injects into an
+// upstream, so that an upstream echoing it is redacted; it returns the value's handle. A
+// value already known with the same type keeps its handle. Add ignores Options' limits: its
+// callers are Warden's own code. It panics if t is not one of the five types.
+func (r *Registry) Add(t Type, value Secret) string {
+	if !t.Valid() {
+		panic("secret: Add with unknown type " + string(t))
+	}
+	r.st.mu.Lock()
+	defer r.st.mu.Unlock()
+	s := r.stage()
+	h := s.plain(t, value.Reveal())
+	s.commit()
+	return h
+}
+
+// Forget drops every value and handle: the end of a turn or a session. Handles issued before
+// are unknown afterwards; the registry serves on, empty.
+func (r *Registry) Forget() {
+	r.st.mu.Lock()
+	defer r.st.mu.Unlock()
+	r.st.gen++
+	r.reset()
+}
+
+// String describes the registry without its values: the maps behind it hold them in the
+// clear, so a registry must never be printed field by field.
+func (r *Registry) String() string {
+	return fmt.Sprintf("secret.Registry{handles: %d}", r.Len())
+}
+
+// Format writes String for every verb, so that %+v and %#v do not walk into the fields.
+func (r *Registry) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, r.String()) }
+
+// LogValue logs the number of handles, never the values.
+func (r *Registry) LogValue() slog.Value {
+	return slog.GroupValue(slog.Int("handles", r.Len()))
+}
+
+var (
+	_ fmt.Formatter  = (*Registry)(nil)
+	_ slog.LogValuer = (*Registry)(nil)
+)
+
+// Len returns how many handles the registry holds.
+func (r *Registry) Len() int {
+	r.st.mu.Lock()
+	defer r.st.mu.Unlock()
+	return len(r.st.entries)
+}
+
+// staging collects the entries one call creates, so that a call that fails leaves the
+// registry as it was; r.st.mu is held from stage to commit.
+type staging struct {
+	r       *Registry
+	entries []*entry
+	byValue map[valueKey]string
+	bytes   int
+}
+
+func (r *Registry) stage() *staging { return &staging{r: r} }
+
+// plain returns the handle of value v of type t: the known one, or a new staged one.
+func (s *staging) plain(t Type, v string) string {
+	k := valueKey{t, v}
+	if h, ok := s.r.st.byValue[k]; ok {
+		return h
+	}
+	if h, ok := s.byValue[k]; ok {
+		return h
+	}
+	h := s.r.newHandle(string(t))
+	if s.byValue == nil {
+		s.byValue = map[valueKey]string{}
+	}
+	s.byValue[k] = h
+	s.entries = append(s.entries, &entry{handle: h, value: New(v)})
+	s.bytes += len(v)
+	return h
+}
+
+// managed returns a new staged handle for m.
+func (s *staging) managed(m Managed) string {
+	h := s.r.newHandle(kindManaged)
+	s.entries = append(s.entries, &entry{handle: h, managed: &m})
+	return h
+}
+
+// full reports whether one more value of n bytes would pass the registry's limits.
+func (s *staging) full(n int) bool {
+	r := s.r
+	return len(r.st.entries)+len(s.entries)+1 > r.st.opts.MaxValues || r.st.bytes+s.bytes+n > r.st.opts.MaxBytes
+}
+
+// commit adds the staged entries to the registry and rebuilds the matcher if anything was
+// added.
+func (s *staging) commit() {
+	r := s.r
+	if len(s.entries) == 0 {
+		return
+	}
+	for _, e := range s.entries {
+		r.st.entries[e.handle] = e
+		if e.managed == nil {
+			r.st.byValue[valueKey{kindOf(e.handle), e.value.Reveal()}] = e.handle
+			r.learn(e.value.Reveal(), e.handle)
+		}
+	}
+	r.st.bytes += s.bytes
+	r.rebuild()
+}
+
+// learn makes Redact write handle h for value v, unless v already has a handle; r.st.mu is held
+// and the caller rebuilds.
+func (r *Registry) learn(v, h string) {
+	if len(v) < MinRedactLen {
+		return
+	}
+	if _, ok := r.st.redactOf[v]; ok {
+		return
+	}
+	r.st.redactOf[v] = h
+	r.st.redacts = append(r.st.redacts, redaction{forms: forms(v), handle: h})
+}
+
+// rebuild compiles the matcher from the handles and values; r.st.mu is held. Handles come first
+// and map to themselves, so that a handle in a text is kept whole even where a value occurs
+// inside it; then each value's forms, in the order the values became known.
+func (r *Registry) rebuild() {
+	handles := make([]string, 0, len(r.st.entries))
+	for h := range r.st.entries {
+		handles = append(handles, h)
+	}
+	sort.Strings(handles)
+	pats := make([]pattern, 0, len(handles)+8*len(r.st.redacts))
+	for _, h := range handles {
+		pats = append(pats, pattern{find: h, repl: h})
+	}
+	for _, red := range r.st.redacts {
+		for _, f := range red.forms {
+			pats = append(pats, pattern{find: f, repl: red.handle})
+		}
+	}
+	r.st.m.Store(newMatcher(pats))
+}
+
+// newHandle returns a fresh handle of the given kind.
+func (r *Registry) newHandle(kind string) string {
+	return HandlePrefix + kind + "/" + r.st.id + "." + randomID(26)
+}
+
+// kindOf returns the kind part of a handle this registry made.
+func kindOf(h string) Type {
+	k, _, _ := strings.Cut(strings.TrimPrefix(h, HandlePrefix), "/")
+	return Type(k)
+}
+
+// randomID returns n random lower-case base32 characters (5 bits each).
+func randomID(n int) string {
+	var b strings.Builder
+	for b.Len() < n {
+		b.WriteString(strings.ToLower(rand.Text())) // 26 characters, 128 bits
+	}
+	return b.String()[:n]
+}
+
+// lookup finds the entry of handle h, or says why there is none: not a handle of this
+// registry (ErrUnknownHandle) or a handle of another (ErrForeignHandle); r.st.mu is held.
+func (r *Registry) lookup(h string) (*entry, error) {
+	if e, ok := r.st.entries[h]; ok {
+		return e, nil
+	}
+	rest, ok := strings.CutPrefix(h, HandlePrefix)
+	if !ok {
+		return nil, ErrUnknownHandle
+	}
+	kind, ids, ok := strings.Cut(rest, "/")
+	if !ok || !(Type(kind).Valid() || kind == kindManaged) {
+		return nil, ErrUnknownHandle
+	}
+	rid, eid, ok := strings.Cut(ids, ".")
+	if !ok || !isID(rid, 8) || !isID(eid, 26) {
+		return nil, ErrUnknownHandle
+	}
+	if rid != r.st.id {
+		return nil, ErrForeignHandle
+	}
+	return nil, ErrUnknownHandle
+}
+
+// isID reports whether s is n characters of lower-case base32.
+func isID(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !('a' <= c && c <= 'z' || '2' <= c && c <= '7') {
+			return false
+		}
+	}
+	return true
+}
