@@ -1,0 +1,114 @@
+package native
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/wardenhq/warden/action"
+)
+
+func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[string]string) (Result, error) {
+	command := a.Inputs["command"]
+	if command == "" {
+		return Result{}, fmt.Errorf("%w: shell_exec without a command", ErrUnreviewed)
+	}
+	cwd, rel, err := e.path(a, "cwd")
+	if err != nil {
+		return Result{}, err
+	}
+	if err := e.checkDir(cwd, rel); err != nil {
+		return Result{}, err
+	}
+	if e.shell == "" {
+		return Result{}, failf("shell_exec is not available: neither bash nor sh is installed")
+	}
+	vars, err := mergeEnv(e.env, env)
+	if err != nil {
+		return Result{}, err
+	}
+	o, err := e.run(ctx, proc{path: e.shell, args: []string{e.shellName, "-c", command}, dir: cwd, env: vars})
+	if err != nil {
+		return Result{}, failf("the command could not be started: %v", err)
+	}
+	var b strings.Builder
+	out := o.output()
+	b.WriteString(out)
+	if out == "" {
+		b.WriteString("(no output)")
+	}
+	if !strings.HasSuffix(out, "\n") {
+		b.WriteByte('\n')
+	}
+	switch {
+	case o.timedOut:
+		fmt.Fprintf(&b, "[timed out after %s: the command and every process it started were killed]\n", e.timeout)
+	case o.cancelled:
+		b.WriteString("[cancelled: the command and every process it started were killed]\n")
+	case o.signal != 0:
+		fmt.Fprintf(&b, "[killed by signal %d (%s)]\n", int(o.signal), o.signal)
+	default:
+		fmt.Fprintf(&b, "[exit code %d]\n", o.exitCode)
+	}
+	if o.lingered {
+		b.WriteString("[a process the command started left its process group and still held the output open; it may still be running, and what it wrote after the command ended is not shown]\n")
+	}
+	return Result{
+		Text: b.String(),
+		Structured: map[string]any{
+			"exitCode": o.exitCode, "timedOut": o.timedOut, "truncated": o.dropped > 0,
+			"cancelled": o.cancelled,
+		},
+		IsError: o.exitCode != 0,
+	}, nil
+}
+
+// checkDir checks that a working directory still is the real directory the review judged.
+func (e *Executor) checkDir(abs, rel string) error {
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return fsFailure("use", rel, err)
+	}
+	if real != abs {
+		return failf("%s changed after it was reviewed (it now leads to %s); call again", show(rel), real)
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return fsFailure("use", rel, err)
+	}
+	if !st.IsDir() {
+		return failf("%s is not a directory", rel)
+	}
+	return nil
+}
+
+// mergeEnv returns base with vars set over it, for one process. Warden's own environment is
+// untouched.
+func mergeEnv(base []string, vars map[string]string) ([]string, error) {
+	out := slices.Clone(base)
+	at := make(map[string]int, len(out))
+	for i, kv := range out {
+		k, _, _ := strings.Cut(kv, "=")
+		at[k] = i
+	}
+	for _, k := range slices.Sorted(maps.Keys(vars)) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			return nil, failf("%q cannot be the name of an environment variable", k)
+		}
+		if strings.ContainsRune(vars[k], 0) {
+			return nil, failf("the value of %s holds a NUL byte, which an environment cannot carry", k)
+		}
+		kv := k + "=" + vars[k]
+		if i, ok := at[k]; ok {
+			out[i] = kv
+		} else {
+			at[k] = len(out)
+			out = append(out, kv)
+		}
+	}
+	return out, nil
+}
