@@ -89,13 +89,21 @@ type Problem struct {
 type Context struct {
 	// Resolver resolves paths: its Root is the session's workspace.
 	Resolver *Resolver
+	// Name is the name the tool was called by, where it is not t.Name: a tool of a connector
+	// that discovers its catalog is decided by the connector's stand-in (mcp__<id>__*), but
+	// the action, and its digest, name the tool that was called.
+	Name string
 }
 
 // Normalize turns a call of tool t with args into an action. It never fails: what it cannot
 // make sense of becomes a Problem, which the reviewer turns into a deny.
 func Normalize(t *policy.Tool, args map[string]any, ctx Context) *Action {
-	a := &Action{Tool: t.Name, Server: t.Server.ID, Args: args}
-	a.Digest = Digest(t.Name, args)
+	name := t.Name
+	if ctx.Name != "" {
+		name = ctx.Name
+	}
+	a := &Action{Tool: name, Server: t.Server.ID, Args: args}
+	a.Digest = Digest(name, args)
 	if t.Server.Kind != policy.KindBuiltin {
 		a.Kind = KindConnectorCall
 		return a

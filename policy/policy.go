@@ -15,6 +15,7 @@ package policy
 import (
 	"iter"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -72,12 +73,40 @@ func (p *Policy) Warnings() ErrorList { return p.warnings }
 func (p *Policy) NumTools() int { return len(p.tools) }
 
 // Tool returns the tool with the given name.
+//
+// A name of a connector that discovers its catalog (mcp__<id>__<tool>, not declared) is that
+// connector's stand-in tool mcp__<id>__*, unless the connector withholds the name: what the
+// upstream lists is offered, and decided, as the stand-in is.
 func (p *Policy) Tool(name string) (*Tool, bool) {
-	i, ok := p.toolIndex[name]
+	if i, ok := p.toolIndex[name]; ok {
+		return p.tools[i], true
+	}
+	return p.discovered(name)
+}
+
+// discovered resolves a name of a discovered catalog to its stand-in.
+func (p *Policy) discovered(name string) (*Tool, bool) {
+	rest, ok := strings.CutPrefix(name, "mcp__")
 	if !ok {
 		return nil, false
 	}
-	return p.tools[i], true
+	id, tool, ok := strings.Cut(rest, "__")
+	if !ok || !toolPartPattern.MatchString(tool) {
+		return nil, false
+	}
+	i, ok := p.toolIndex["mcp__"+id+"__*"]
+	if !ok {
+		return nil, false
+	}
+	t := p.tools[i]
+	for _, w := range t.Server.Withheld {
+		for _, pat := range w.Tools {
+			if globMatch(pat, name) {
+				return nil, false
+			}
+		}
+	}
+	return t, true
 }
 
 // ToolAt returns the tool with the given index.

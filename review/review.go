@@ -134,7 +134,11 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 	if args == nil {
 		args = map[string]any{}
 	}
-	a := action.Normalize(t, args, action.Context{Resolver: s.Paths})
+	ctx := action.Context{Resolver: s.Paths}
+	if t.Name != tool {
+		ctx.Name = tool // a discovered connector tool, decided by its stand-in
+	}
+	a := action.Normalize(t, args, ctx)
 	v.Action = a
 	v.Effects = a.Effects
 	if len(a.Commands) > 0 {
