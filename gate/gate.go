@@ -113,6 +113,14 @@ type Session struct {
 	stopped atomic.Pointer[string] // why the run may make no more calls, once it may not
 }
 
+// Rebind returns the session with another review session (a surface computed again after a
+// policy reload), the same principal and run, and the same stop, if the run was stopped.
+func (s *Session) Rebind(r *review.Session) *Session {
+	n := &Session{Review: r, Principal: s.Principal, Run: s.Run}
+	n.stopped.Store(s.stopped.Load())
+	return n
+}
+
 // Executor runs a call that passed the gate. Its result (a JSON-like map) is returned to the
 // caller and read for a cost settled from the result.
 type Executor func(ctx context.Context, a *action.Action) (map[string]any, error)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -17,25 +20,38 @@ import (
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/gateway"
+	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/review"
 	"github.com/wardenhq/warden/server"
 )
 
 type serveOptions struct {
-	addr  string
-	store storeOptions
+	addr        string
+	store       storeOptions
+	workspaces  string
+	clientToken bool
 }
 
 func newServeCmd(root *rootOptions) *cobra.Command {
 	o := &serveOptions{}
 	cmd := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:8640] [--db FILE | --postgres URL]",
-		Short: "Run Warden's HTTP server: health, readiness, the approvals and audit API",
+		Use:   "serve [--addr 127.0.0.1:8640] [--db FILE | --postgres URL] [--workspaces DIR]",
+		Short: "Run Warden's server: the MCP gateway at /mcp, health, readiness, the approvals and audit API",
 		Long: `Run Warden's server on the embedded SQLite store (./warden.db) or a shared PostgreSQL one.
+
+Agents connect to /mcp (MCP over streamable HTTP) with a bearer token from warden token create:
+each session lists exactly the tools of its surface, and every call is reviewed, gated,
+recorded and protected. Each tenant works in <workspaces>/<tenant>.
+
 On its first start against a store, it creates an admin token, prints it once and keeps only its
-hash. It serves /healthz, /readyz and the REST API under /api/v1 (approvals: list pending,
-answer, list and revoke standing approvals; audit: query). SIGINT or SIGTERM shut it down
-gracefully: requests in flight finish first.`,
+hash; on every start it prints a fresh agent token for tenant default, role person, with a
+ready-to-paste client configuration (--client-token=false to skip). It serves /healthz, /readyz
+and the REST API under /api/v1 (approvals, standing approvals, the audit trail). SIGHUP reloads
+the policy: every session's tools are computed again, and clients are told when they change.
+SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := root.load(cmd)
@@ -44,17 +60,18 @@ gracefully: requests in flight finish first.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return o.run(ctx, cmd.ErrOrStderr(), p)
+			return o.run(ctx, cmd.ErrOrStderr(), root, p)
 		},
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8640", "the address to listen on")
+	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
+	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
 	return cmd
 }
 
-func (o *serveOptions) run(ctx context.Context, out io.Writer, p *policy.Policy) error {
+func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions, p *policy.Policy) error {
 	logger := slog.New(slog.NewTextHandler(out, nil))
-	env := p.Env(os.LookupEnv)
 	db, kind, err := o.store.open(ctx)
 	if err != nil {
 		return err
@@ -72,20 +89,40 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, p *policy.Policy)
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}
-
-	timeout := time.Duration(env.ApprovalTimeoutMS()) * time.Millisecond
-	broker := approval.NewBroker(approval.Options{Store: db, Timeout: timeout})
+	st, err := newStack(p, db, o.workspaces, logger)
+	if err != nil {
+		return err
+	}
+	defer st.close()
 	srv := server.New(server.Options{
-		Store: db, Broker: broker, Logger: logger,
+		Store: db, Broker: st.broker, Logger: logger,
 		Info: map[string]any{"policy": p.Revision, "store": kind},
 	})
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", st.gateway.Handler())
+	mux.Handle("/", srv)
 
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
-	banner(out, p, env, kind, ln.Addr().String())
-	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	url := "http://" + ln.Addr().String() + "/mcp"
+	banner(out, p, st.env, kind, ln.Addr().String(), st.workspaces)
+	if o.clientToken {
+		if err := clientConfig(ctx, db, out, p, url); err != nil {
+			return err
+		}
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			st.reload(root, logger)
+		}
+	}()
+
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
 	select {
@@ -105,22 +142,123 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, p *policy.Policy)
 	return nil
 }
 
+// A stack is the engine behind the server and `warden mcp`: the reviewer, the approvals
+// broker, the gate and the gateway, on one store.
+type stack struct {
+	env        *policy.Env
+	broker     *approval.Broker
+	gate       *gate.Gate
+	gateway    *gateway.Gateway
+	workspaces string
+}
+
+func newStack(p *policy.Policy, db appStore, workspaces string, logger *slog.Logger) (*stack, error) {
+	env := p.Env(os.LookupEnv)
+	reviewer, err := review.New(review.Options{})
+	if err != nil {
+		return nil, err
+	}
+	st := &stack{env: env}
+	var gw atomic.Pointer[gateway.Gateway]
+	st.broker = approval.NewBroker(approval.Options{Store: db,
+		Timeout: time.Duration(env.ApprovalTimeoutMS()) * time.Millisecond,
+		OnCard: func(c *approval.Card) {
+			if g := gw.Load(); g != nil {
+				g.OnCard(c)
+			}
+		}})
+	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger}); err != nil {
+		return nil, err
+	}
+	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
+		Broker: st.broker, Workspaces: workspaces, Logger: logger,
+		Native: native.Options{Fetch: &http.Client{Timeout: 30 * time.Second}}})
+	if err != nil {
+		st.gate.Close()
+		return nil, err
+	}
+	gw.Store(st.gateway)
+	st.workspaces = st.gateway.Workspaces()
+	return st, nil
+}
+
+// reload reads the policy again and puts it in force; a policy with problems is not loaded.
+func (st *stack) reload(root *rootOptions, logger *slog.Logger) {
+	name, data, err := root.policyBytes()
+	if err == nil {
+		var p *policy.Policy
+		if p, err = policy.Parse(name, data); err == nil {
+			st.env = p.Env(os.LookupEnv)
+			st.gateway.Reload(p, st.env)
+			logger.Info("policy reloaded", "file", name, "revision", p.Revision)
+			return
+		}
+	}
+	logger.Error("the policy was not reloaded; the one in force stays", "err", err)
+}
+
+func (st *stack) close() {
+	st.gateway.Close()
+	st.gate.Close()
+}
+
 // banner prints what the server runs with, and what is off.
-func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr string) {
+func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, workspaces string) {
 	name := p.Name
 	if name == "" {
 		name = "policy"
 	}
-	fmt.Fprintf(out, "warden: %s (%s, revision %s), store %s\n", name, p.File, p.Revision, store)
+	fmt.Fprintf(out, "warden: %s (%s, revision %s)\n", name, p.File, p.Revision)
+	fmt.Fprintf(out, "warden: store %s\n", store)
+	fmt.Fprintf(out, "warden: workspaces %s (each tenant works in its own directory there)\n", workspaces)
+	fmt.Fprintln(out, "warden: SANDBOX NOT ACTIVE: shell_exec runs commands UNSANDBOXED, as this user, in the tenant's workspace")
 	if !env.ApprovalsOn() {
 		st, _ := env.Switch(policy.SwitchRequireApproval)
 		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked\n", st.Describe())
 	}
 	fmt.Fprintf(out, "warden: a pending approval waits %d ms before it denies\n", env.ApprovalTimeoutMS())
+	for _, s := range env.Switches() {
+		fmt.Fprintln(out, "warden: switch", s.Describe())
+	}
 	for _, r := range env.Reports() {
 		fmt.Fprintln(out, "warden: switch:", r)
 	}
-	fmt.Fprintf(out, "warden: listening on http://%s\n", addr)
+	fmt.Fprintf(out, "warden: listening on http://%s (MCP at /mcp)\n", addr)
+}
+
+// clientConfig creates a fresh agent token for tenant default, role person, and prints how to
+// connect a client with it.
+func clientConfig(ctx context.Context, db appStore, out io.Writer, p *policy.Policy, url string) error {
+	if _, ok := p.Tenant("default"); !ok {
+		fmt.Fprintln(out, "warden: the policy has no tenant default: create an agent token with warden token create")
+		return nil
+	}
+	if _, ok := p.Role("person"); !ok {
+		fmt.Fprintln(out, "warden: the policy has no role person: create an agent token with warden token create")
+		return nil
+	}
+	secret, hash, err := auth.NewSecret()
+	if err != nil {
+		return err
+	}
+	t := &auth.Token{ID: newTokenID(), Hash: hash, Role: auth.RoleAgent, Tenant: "default", SessionRole: "person",
+		Name: "serve banner", Created: time.Now().UTC()}
+	if err := db.CreateToken(ctx, t); err != nil {
+		return fmt.Errorf("create the client token: %w", err)
+	}
+	cfg, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"warden": map[string]any{
+		"type": "http", "url": url, "headers": map[string]string{"Authorization": "Bearer " + secret}}}}, "", "  ")
+	fmt.Fprintf(out, `warden: connect an MCP client as tenant default, role person (token %s, shown only now):
+  URL:    %s
+  Header: Authorization: Bearer %s
+  Claude Code (.mcp.json):
+%s
+`, t.ID, url, secret, indent(string(cfg), "  "))
+	return nil
+}
+
+func indent(s, prefix string) string {
+	return prefix + strings.ReplaceAll(s, "\n", "\n"+prefix)
 }
 
 // bootstrapAdmin creates the first admin token of a store, and prints it once.

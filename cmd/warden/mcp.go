@@ -1,0 +1,60 @@
+package main
+
+import (
+	"errors"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+type mcpOptions struct {
+	store      storeOptions
+	token      string
+	workspaces string
+}
+
+func newMCPCmd(root *rootOptions) *cobra.Command {
+	o := &mcpOptions{}
+	cmd := &cobra.Command{
+		Use:   "mcp --token TOKEN [--db FILE | --postgres URL] [--workspaces DIR]",
+		Short: "Serve one MCP session over stdio, for a local client",
+		Long: `Serve one MCP session on standard input and output, for clients that start their servers as
+commands. The token (from warden token create; or $WARDEN_TOKEN) binds the tenant, role and
+profile exactly as on warden serve's /mcp; calls are reviewed, gated and recorded in the same
+store. Logs go to standard error.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.token == "" {
+				o.token = os.Getenv("WARDEN_TOKEN")
+			}
+			if o.token == "" {
+				return errors.New("give --token (or set WARDEN_TOKEN): an agent token from warden token create")
+			}
+			p, err := root.load(cmd)
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			db, _, err := o.store.open(ctx)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			st, err := newStack(p, db, o.workspaces, logger)
+			if err != nil {
+				return err
+			}
+			defer st.close()
+			return st.gateway.ServeStdio(ctx, o.token, os.Stdin, os.Stdout)
+		},
+	}
+	cmd.Flags().StringVar(&o.token, "token", "", "the agent token the session runs with (default $WARDEN_TOKEN)")
+	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
+	o.store.register(cmd)
+	return cmd
+}

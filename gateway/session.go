@@ -1,0 +1,956 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/native"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/secret"
+	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/verdict"
+)
+
+// A session is one MCP session: its surface, its review and gate sessions, its workspace, its
+// registry of protected values, and the MCP server that lists exactly its tools.
+type session struct {
+	g         *Gateway
+	id        string
+	token     *auth.Token
+	child     *child // set for a subagent's session
+	workspace string
+	server    *mcp.Server
+	exec      *native.Executor
+	secrets   *secret.Registry
+	mcpID     atomic.Pointer[string]
+	ss        atomic.Pointer[mcp.ServerSession]
+
+	gs atomic.Pointer[gate.Session] // replaced when the surface is computed again
+
+	mu      sync.Mutex
+	tools   map[string]*entry // what is listed, by name
+	extras  map[string]*extra // resources, templates and prompts passed through, by kind and key
+	waiting map[string]*waiter
+	kids    []*child
+	ended   bool
+}
+
+// An entry is one tool a session lists: Warden's own, or an upstream's.
+type entry struct {
+	tool   *policy.Tool
+	def    *mcp.Tool
+	up     *upstream          // nil for Warden's own tools
+	remote string             // the upstream's name for it
+	schema *jsonschema.Schema // nil: left to the upstream to enforce
+	digest string             // of the definition, to notice a change
+}
+
+// An extra is a resource, resource template or prompt of an upstream that a session passes
+// through.
+type extra struct {
+	kind   string // "resource", "template" or "prompt"
+	key    string // the URI, URI template, or namespaced prompt name
+	remote string // the upstream's prompt name
+	up     *upstream
+}
+
+// A waiter is a call waiting for a person's answer, for progress notifications.
+type waiter struct {
+	digest string
+	token  any
+	ss     *mcp.ServerSession
+	card   atomic.Pointer[approval.Card]
+}
+
+// open starts a session for a token: its surface (refused if the role's invariants would be
+// broken), its run (refused at the run limits), its workspace and its tools.
+func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
+	s := &session{g: g, id: newID(), token: tok, tools: map[string]*entry{}, extras: map[string]*extra{}, waiting: map[string]*waiter{}}
+	g.mu.Lock()
+	for _, c := range g.children {
+		if c.token == tok {
+			s.child = c
+		}
+	}
+	g.mu.Unlock()
+
+	sf, err := s.surface()
+	if err != nil {
+		return nil, err
+	}
+	if s.child != nil {
+		s.workspace = s.child.root
+	} else if s.workspace, err = g.workspace(sf.Tenant().ID); err != nil {
+		return nil, err
+	}
+	rs, err := s.reviewSession(sf)
+	if err != nil {
+		return nil, err
+	}
+	gs := &gate.Session{Review: rs, Principal: principal(tok), Run: gate.RunFor(sf, "run-"+s.id, s.id, g.o.Gate.Now())}
+	if gs.Run != nil {
+		if err := g.o.Gate.StartRun(ctx, gs); err != nil {
+			return nil, err
+		}
+	}
+	s.gs.Store(gs)
+	no := g.o.Native
+	no.Workspace = s.workspace
+	if s.exec, err = native.New(no); err != nil {
+		s.endRun(ctx)
+		return nil, err
+	}
+	s.secrets = secret.NewRegistry(secret.Scope{Agent: principal(tok), Session: s.id})
+
+	s.server = mcp.NewServer(&mcp.Implementation{Name: "warden", Title: "Warden", Version: Version}, &mcp.ServerOptions{
+		Instructions: "Tools are served through Warden: every call is reviewed against what it would touch, " +
+			"may wait for a person's approval, and is recorded. A denied call says why.",
+		Logger: g.logger,
+		Capabilities: &mcp.ServerCapabilities{
+			//lint:ignore SA1019 clients of the 2025 protocol versions still set a log level (logging/setLevel)
+			Logging:   &mcp.LoggingCapabilities{},
+			Tools:     &mcp.ToolCapabilities{ListChanged: true},
+			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
+		},
+		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
+		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
+			return s.subscribe(ctx, r.Params.URI, false)
+		},
+	})
+	s.server.AddReceivingMiddleware(s.middleware)
+
+	g.mu.Lock()
+	g.sessions[s.id] = s
+	g.mu.Unlock()
+	if err := s.sync(ctx, sf); err != nil {
+		s.end(ctx)
+		return nil, err
+	}
+	g.logger.Info("session opened", "session", s.id, "tenant", sf.Tenant().ID, "role", sf.Role().ID,
+		"principal", gs.Principal, "tools", len(s.tools))
+	return s, nil
+}
+
+// surface computes the session's surface under the policy in force.
+func (s *session) surface() (*surface.Surface, error) {
+	if c := s.child; c != nil {
+		parent := c.parent.gs.Load()
+		if parent == nil {
+			return nil, errors.New("the subagent's parent session has ended")
+		}
+		return parent.Review.Surface.Child(c.role, c.profile)
+	}
+	snap := s.g.snapshot.Load()
+	return surface.Open(snap.env, surface.Spec{Role: s.token.SessionRole, Tenant: s.token.Tenant, Profile: s.token.Profile})
+}
+
+func (s *session) reviewSession(sf *surface.Surface) (*review.Session, error) {
+	paths, err := action.NewResolver(s.workspace, s.workspace)
+	if err != nil {
+		return nil, fmt.Errorf("the workspace %s: %w", s.workspace, err)
+	}
+	rs := &review.Session{ID: s.id, Surface: sf, Paths: paths}
+	if s.g.o.Boundaries != nil {
+		rs.Boundaries = s.g.o.Boundaries(sf.Tenant().ID)
+	}
+	return rs, nil
+}
+
+// resync computes the session's surface again (a policy reload, a catalog that changed) and
+// tells the client if its tools changed.
+func (s *session) resync(ctx context.Context) error {
+	sf, err := s.surface()
+	if err != nil {
+		// The session may no longer be opened at all: it keeps no tools.
+		s.mu.Lock()
+		names := slices.Collect(maps.Keys(s.tools))
+		clear(s.tools)
+		s.mu.Unlock()
+		s.server.RemoveTools(names...)
+		return err
+	}
+	if old := s.gs.Load(); old != nil && old.Review.Surface.Policy() != sf.Policy() {
+		rs, err := s.reviewSession(sf)
+		if err != nil {
+			return err
+		}
+		s.gs.Store(old.Rebind(rs))
+	}
+	return s.sync(ctx, sf)
+}
+
+// sync lists exactly the tools of the surface that Warden can serve: its own, and those of
+// upstreams that are connected. The SDK tells the client when the list changes.
+func (s *session) sync(ctx context.Context, sf *surface.Surface) error {
+	want, ups := s.catalog(ctx, sf)
+	s.syncExtras(ups)
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return nil
+	}
+	var gone []string
+	for name, e := range s.tools {
+		if w, ok := want[name]; !ok || w.digest != e.digest {
+			gone = append(gone, name)
+			delete(s.tools, name)
+		}
+	}
+	var added []*entry
+	for name, e := range want {
+		if _, ok := s.tools[name]; !ok {
+			s.tools[name] = e
+			added = append(added, e)
+		}
+	}
+	s.mu.Unlock()
+	if len(gone) > 0 {
+		s.server.RemoveTools(gone...)
+	}
+	for _, e := range added {
+		s.server.AddTool(e.def, s.handle)
+	}
+	return nil
+}
+
+// catalog is what the session should list under a surface, and the upstreams it reaches.
+func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]*entry, []*upstream) {
+	out := map[string]*entry{}
+	ups := map[*policy.Server]*upstream{}
+	for _, name := range sf.Tools() {
+		t, _ := sf.Policy().Tool(name)
+		switch {
+		case t.Kind != "":
+			def := &mcp.Tool{Name: t.Name, Description: nativeDescription(t), InputSchema: nativeSchema(t),
+				Annotations: nativeAnnotations(t)}
+			out[name] = newEntry(t, def, nil, "")
+		case t.Server.Upstream != nil:
+			u, ok := ups[t.Server]
+			if !ok {
+				u = s.upstream(ctx, sf, t.Server)
+				ups[t.Server] = u
+			}
+			if u == nil {
+				continue
+			}
+			prefix := "mcp__" + t.Server.ID + "__"
+			cat := u.catalog()
+			if !t.Pattern {
+				if def, ok := cat[strings.TrimPrefix(name, prefix)]; ok {
+					out[name] = newEntry(t, renamed(def, name), u, def.Name)
+				} else {
+					s.g.logger.Warn("a tool of the policy is not in its upstream's catalog", "tool", name)
+				}
+				continue
+			}
+			for remote, def := range cat {
+				full := prefix + remote
+				if pt, ok := sf.Policy().Tool(full); ok && pt == t && sf.Has(full) {
+					out[full] = newEntry(t, renamed(def, full), u, remote)
+				}
+			}
+		}
+		// Other tools of the surface (a harness's own, a platform server without an upstream)
+		// are not Warden's to serve.
+	}
+	var reached []*upstream
+	for _, u := range ups {
+		if u != nil {
+			reached = append(reached, u)
+		}
+	}
+	return out, reached
+}
+
+// syncExtras passes through the resources, templates and prompts of the upstreams the session
+// reaches (it holds at least one of their tools), and nothing of the others.
+func (s *session) syncExtras(ups []*upstream) {
+	want := map[string]*extra{}
+	for _, u := range ups {
+		resources, templates, prompts := u.extras()
+		for _, r := range resources {
+			want["resource\x00"+r.URI] = &extra{kind: "resource", key: r.URI, up: u}
+		}
+		for _, t := range templates {
+			want["template\x00"+t.URITemplate] = &extra{kind: "template", key: t.URITemplate, up: u}
+		}
+		for _, p := range prompts {
+			name := "mcp__" + u.server.ID + "__" + p.Name
+			want["prompt\x00"+name] = &extra{kind: "prompt", key: name, remote: p.Name, up: u}
+		}
+	}
+	s.mu.Lock()
+	var goneR, goneT, goneP []string
+	for k, x := range s.extras {
+		if w, ok := want[k]; ok && w.up == x.up {
+			delete(want, k)
+			continue
+		}
+		delete(s.extras, k)
+		switch x.kind {
+		case "resource":
+			goneR = append(goneR, x.key)
+		case "template":
+			goneT = append(goneT, x.key)
+		default:
+			goneP = append(goneP, x.key)
+		}
+	}
+	maps.Copy(s.extras, want)
+	s.mu.Unlock()
+	s.server.RemoveResources(goneR...)
+	s.server.RemoveResourceTemplates(goneT...)
+	s.server.RemovePrompts(goneP...)
+	for _, u := range ups {
+		resources, templates, prompts := u.extras()
+		for _, r := range resources {
+			if x := want["resource\x00"+r.URI]; x != nil {
+				s.server.AddResource(r, s.readResource(x))
+			}
+		}
+		for _, t := range templates {
+			if x := want["template\x00"+t.URITemplate]; x != nil {
+				s.server.AddResourceTemplate(t, s.readResource(x))
+			}
+		}
+		for _, p := range prompts {
+			if x := want["prompt\x00mcp__"+u.server.ID+"__"+p.Name]; x != nil {
+				c := *p
+				c.Name = x.key
+				s.server.AddPrompt(&c, s.getPrompt(x))
+			}
+		}
+	}
+}
+
+// readResource reads a resource through its upstream, recorded, with protected values
+// redacted from its text.
+func (s *session) readResource(x *extra) mcp.ResourceHandler {
+	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+		uri := req.Params.URI
+		res, err := x.up.readResource(ctx, uri)
+		s.note(ctx, "resources/read", map[string]any{"uri": uri, "connector": x.up.server.ID}, err)
+		if err != nil {
+			return nil, errors.New(s.secrets.Redact(err.Error()))
+		}
+		for _, c := range res.Contents {
+			c.Text = s.secrets.Redact(c.Text)
+		}
+		return res, nil
+	}
+}
+
+// getPrompt gets a prompt through its upstream, recorded, with protected values redacted.
+func (s *session) getPrompt(x *extra) mcp.PromptHandler {
+	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		args := map[string]any{"prompt": x.remote, "connector": x.up.server.ID}
+		res, err := x.up.getPrompt(ctx, x.remote, req.Params.Arguments)
+		s.note(ctx, "prompts/get", args, err)
+		if err != nil {
+			return nil, errors.New(s.secrets.Redact(err.Error()))
+		}
+		b, err := json.Marshal(res)
+		if err != nil {
+			return nil, err
+		}
+		var out mcp.GetPromptResult
+		if err := json.Unmarshal([]byte(s.secrets.Redact(string(b))), &out); err != nil {
+			return nil, fmt.Errorf("the prompt cannot be passed on: %w", err)
+		}
+		return &out, nil
+	}
+}
+
+// subscribe passes a resource subscription to the upstream that serves the resource.
+func (s *session) subscribe(ctx context.Context, uri string, on bool) error {
+	u := s.owner(uri)
+	if u == nil {
+		return fmt.Errorf("no resource %s is passed through to this session", uri)
+	}
+	return u.subscribe(ctx, uri, on)
+}
+
+// owner is the upstream of a resource the session passes through (by exact URI, else by a
+// template's URI prefix), or nil.
+func (s *session) owner(uri string) *upstream {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if x, ok := s.extras["resource\x00"+uri]; ok {
+		return x.up
+	}
+	for _, x := range s.extras {
+		if x.kind == "template" {
+			if i := strings.IndexByte(x.key, '{'); i > 0 && strings.HasPrefix(uri, x.key[:i]) {
+				return x.up
+			}
+		}
+	}
+	return nil
+}
+
+// serves reports whether the session passes the resource through.
+func (s *session) serves(uri string) bool { return s.owner(uri) != nil }
+
+// note records a passed-through read (a resource, a prompt): who read what, and whether it
+// worked.
+func (s *session) note(ctx context.Context, what string, args map[string]any, err error) {
+	gs := s.gs.Load()
+	sf := gs.Review.Surface
+	e := &audit.Event{Time: s.g.o.Gate.Now(), Kind: audit.KindOutcome, Tenant: sf.Tenant().ID, Session: s.id,
+		Principal: gs.Principal, Role: sf.Role().ID, Tool: what, Digest: action.Digest(what, args),
+		Outcome: "ok", PolicyRevision: sf.Policy().Revision}
+	if err != nil {
+		e.Outcome, e.Error = "error", s.secrets.Redact(err.Error())
+	}
+	if err := s.g.o.Store.Append(context.WithoutCancel(ctx), e); err != nil {
+		s.g.logger.Error("a passed-through read could not be recorded", "what", what, "err", err)
+	}
+}
+
+func newEntry(t *policy.Tool, def *mcp.Tool, u *upstream, remote string) *entry {
+	e := &entry{tool: t, def: def, up: u, remote: remote}
+	b, _ := json.Marshal(def)
+	e.digest = string(b)
+	e.schema = compileSchema(def.InputSchema)
+	return e
+}
+
+// compileSchema compiles a tool's input schema for checking arguments; a schema that cannot be
+// compiled (a remote reference, a dialect the validator does not know) is left to the tool.
+func compileSchema(schema any) *jsonschema.Schema {
+	raw, err := json.Marshal(schema)
+	if err != nil {
+		return nil
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource("urn:warden:input", doc); err != nil {
+		return nil
+	}
+	sch, err := c.Compile("urn:warden:input")
+	if err != nil {
+		return nil
+	}
+	return sch
+}
+
+// renamed is an upstream's tool under its namespaced name.
+func renamed(def *mcp.Tool, name string) *mcp.Tool {
+	c := *def
+	c.Name = name
+	if c.InputSchema == nil {
+		c.InputSchema = map[string]any{"type": "object"}
+	}
+	return &c
+}
+
+// nativeAnnotations describe a built-in's effect to the client.
+func nativeAnnotations(t *policy.Tool) *mcp.ToolAnnotations {
+	read := t.Effect == policy.EffectRead
+	a := &mcp.ToolAnnotations{ReadOnlyHint: read}
+	if !read {
+		destructive := t.Effect == policy.EffectDelete || t.Effect == policy.EffectExecute || t.Kind == "files_write" || t.Kind == "files_patch"
+		a.DestructiveHint = &destructive
+	}
+	open := t.Kind == "net_fetch" || t.Kind == "net_search" || t.Kind == "shell_exec"
+	a.OpenWorldHint = &open
+	return a
+}
+
+// upstream returns the connected upstream of a connector for this session's credential, or nil
+// (logged) when it cannot be connected: its tools are not listed, and nothing else is held up.
+func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy.Server) *upstream {
+	cred, err := s.g.credential(sf, srv)
+	if err != nil {
+		s.g.logger.Warn("a connector's credential could not be resolved; its tools are not listed",
+			"connector", srv.ID, "session", s.id, "err", err)
+		return nil
+	}
+	u, err := s.g.upstream.get(ctx, srv, cred)
+	if err != nil {
+		s.g.logger.Warn("a connector could not be reached; its tools are not listed", "connector", srv.ID, "err", err)
+		return nil
+	}
+	if v := cred.value.Reveal(); v != "" {
+		s.secrets.Add(secret.TypeCredential, cred.value)
+	}
+	for _, kv := range cred.host {
+		if _, v, _ := strings.Cut(kv, "="); v != "" {
+			s.secrets.Add(secret.TypeCredential, secret.New(v))
+		}
+	}
+	return u
+}
+
+// middleware watches what the SDK does not route to a tool: it learns the session's
+// connection at initialize, and answers calls of tools the session does not list, recording
+// each (the SDK alone would answer without a trace).
+func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "initialize":
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.ss.CompareAndSwap(nil, ss) {
+				go func() {
+					_ = ss.Wait()
+					s.end(context.Background())
+				}()
+			}
+		case "tools/call":
+			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
+			if p == nil {
+				break
+			}
+			s.mu.Lock()
+			_, listed := s.tools[p.Name]
+			s.mu.Unlock()
+			if !listed {
+				return s.unlisted(ctx, p.Name), nil
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// unlisted refuses a call of a tool the session does not list: outside its surface
+// (permission_denied), or one Warden cannot serve (unsupported_tool).
+func (s *session) unlisted(ctx context.Context, name string) *mcp.CallToolResult {
+	gs := s.gs.Load()
+	code, detail := verdict.PermissionDenied, "the tool is not part of this session's surface"
+	if gs.Review.Surface.Has(name) {
+		code, detail = verdict.UnsupportedTool, "the tool is in the surface, but Warden does not serve it (its upstream is not connected, or the harness runs it)"
+	}
+	s.record(ctx, name, nil, code, detail)
+	return refusal([]review.Blocker{{Code: code, Detail: detail, Decision: verdict.Deny}})
+}
+
+// record appends a denial the gateway decided itself (before the gate).
+func (s *session) record(ctx context.Context, tool string, args map[string]any, code verdict.Code, detail string) {
+	gs := s.gs.Load()
+	sf := gs.Review.Surface
+	e := &audit.Event{Time: s.g.o.Gate.Now(), Kind: audit.KindDecision, Tenant: sf.Tenant().ID, Session: s.id,
+		Principal: gs.Principal, Role: sf.Role().ID, Tool: tool, Digest: action.Digest(tool, args),
+		Decision: verdict.Deny.String(), Blockers: []audit.Blocker{{Code: string(code), Detail: detail}},
+		PolicyRevision: sf.Policy().Revision}
+	if pr := sf.Profile(); pr != nil {
+		e.Profile = pr.ID
+	}
+	if gs.Run != nil {
+		e.Run = gs.Run.ID
+	}
+	if err := s.g.o.Store.Append(context.WithoutCancel(ctx), e); err != nil {
+		s.g.logger.Error("a refused call could not be recorded", "tool", tool, "err", err)
+	}
+}
+
+// refusal is the result the model sees for a call that did not run.
+func refusal(blockers []review.Blocker) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+		Text: "Warden did not run this call:\n" + describe(blockers)}}}
+}
+
+// handle runs one call of a listed tool: the pipeline of the gate (review, approval, money,
+// audit, execution with the review token), with the result protected before the model sees it.
+func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	name := req.Params.Name
+	s.mu.Lock()
+	e := s.tools[name]
+	s.mu.Unlock()
+	if e == nil {
+		return s.unlisted(ctx, name), nil
+	}
+	args := map[string]any{}
+	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return s.invalid(ctx, name, nil, "the arguments are not JSON: "+err.Error()), nil
+		}
+		m, ok := v.(map[string]any)
+		if !ok {
+			return s.invalid(ctx, name, nil, "the arguments must be a JSON object"), nil
+		}
+		args = m
+	}
+	if e.schema != nil {
+		if err := e.schema.Validate(args); err != nil {
+			return s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+err.Error()), nil
+		}
+	}
+
+	w := s.wait(req, action.Digest(name, args))
+	defer s.unwait(w)
+	out, err := s.g.o.Gate.Call(ctx, s.gs.Load(), name, args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
+		return s.run(ctx, e, a, args)
+	})
+	switch {
+	case out == nil:
+		return nil, err
+	case out.Verdict.Decision == verdict.Deny:
+		return refusal(out.Verdict.Blockers), nil
+	case err != nil && !out.Ran:
+		return refusal([]review.Blocker{{Code: verdict.NotRecorded, Detail: err.Error(), Decision: verdict.Deny}}), nil
+	case out.Err != nil:
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.secrets.Redact(out.Err.Error())}}}, nil
+	}
+	return toResult(out.Result)
+}
+
+// invalid refuses a call whose arguments are malformed, and records it.
+func (s *session) invalid(ctx context.Context, name string, args map[string]any, detail string) *mcp.CallToolResult {
+	s.record(ctx, name, args, verdict.InvalidInput, detail)
+	return refusal([]review.Blocker{{Code: verdict.InvalidInput, Detail: detail, Decision: verdict.Deny}})
+}
+
+// run executes a call that passed the gate, and protects its result: envelopes become handles,
+// known values are redacted, and a malformed envelope withholds the whole result.
+func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[string]any) (map[string]any, error) {
+	var res any
+	switch {
+	case a.Kind == "spawn_subagent":
+		r, err := s.spawn(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		res = r
+	case e.up == nil:
+		env, err := s.bindings(ctx, e.tool, args)
+		if err != nil {
+			return nil, err
+		}
+		r, err := s.exec.Run(ctx, a, env)
+		if err != nil {
+			return nil, errors.New(s.secrets.Redact(err.Error()))
+		}
+		m := map[string]any{"content": []any{map[string]any{"type": "text", "text": r.Text}}}
+		if r.Structured != nil {
+			v, err := plain(r.Structured)
+			if err != nil {
+				return nil, fmt.Errorf("the result of %s cannot be encoded: %w", a.Tool, err)
+			}
+			m["structuredContent"] = v
+		}
+		if r.IsError {
+			m["isError"] = true
+		}
+		res = m
+	default:
+		r, err := e.up.call(ctx, e.remote, args)
+		if err != nil {
+			return nil, errors.New(s.secrets.Redact(err.Error()))
+		}
+		if res, err = plain(r); err != nil {
+			return nil, fmt.Errorf("the result of %s cannot be read: %w", e.remote, err)
+		}
+	}
+	return s.protect(res)
+}
+
+// plain turns a value into decoded JSON (maps, slices, strings, float64s, bools and nils), the
+// form protection walks.
+func plain(v any) (any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var out any
+	err = json.Unmarshal(b, &out)
+	return out, err
+}
+
+// protect turns envelopes into handles (in structured content, and in text content that is a
+// JSON document) and redacts every known value, in one pass: on a malformed envelope anywhere,
+// nothing of the result is kept, and no handle made from it survives.
+func (s *session) protect(res any) (map[string]any, error) {
+	m, ok := res.(map[string]any)
+	if !ok {
+		return nil, errors.New("the tool returned something that is not a result object")
+	}
+	// The texts that declare something are decoded, to be protected with the rest.
+	type textPart struct {
+		item map[string]any
+		at   int
+	}
+	var texts []textPart
+	var decoded []any
+	content, _ := m["content"].([]any)
+	for _, c := range content {
+		item, ok := c.(map[string]any)
+		if !ok {
+			continue
+		}
+		text, ok := item["text"].(string)
+		if !ok || !declares(text) {
+			continue
+		}
+		dec := json.NewDecoder(strings.NewReader(text))
+		dec.UseNumber()
+		var v any
+		if dec.Decode(&v) != nil || dec.More() {
+			continue // not one JSON document: plain text, redacted below
+		}
+		texts = append(texts, textPart{item: item, at: len(decoded)})
+		decoded = append(decoded, v)
+	}
+	all, err := s.secrets.Protect(map[string]any{"structured": m["structuredContent"], "texts": decoded})
+	if err != nil {
+		return nil, fmt.Errorf("the result was withheld: %w", err)
+	}
+	protected := all.(map[string]any)
+	if _, ok := m["structuredContent"]; ok {
+		m["structuredContent"] = protected["structured"]
+	}
+	if len(texts) > 0 {
+		list := protected["texts"].([]any)
+		for _, t := range texts {
+			var b strings.Builder
+			enc := json.NewEncoder(&b)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(list[t.at]); err != nil {
+				return nil, fmt.Errorf("the result was withheld: %w", err)
+			}
+			t.item["text"] = strings.TrimSuffix(b.String(), "\n")
+		}
+	}
+	out, _ := s.secrets.RedactValue(m).(map[string]any)
+	return out, nil
+}
+
+// declares reports whether a text mentions a declaration key.
+func declares(text string) bool {
+	for _, k := range []string{secret.KeySensitive, secret.KeySensitiveBurrow, secret.KeyManaged, secret.KeyManagedBurrow} {
+		if strings.Contains(text, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// bindings resolves a call's protectedBindings, for that process only.
+func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]any) (map[string]string, error) {
+	field, ok := t.Input["protectedBindings"]
+	if !ok {
+		return nil, nil
+	}
+	raw, ok := args[field]
+	if !ok || raw == nil {
+		return nil, nil
+	}
+	m, ok := raw.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("%s must be an object of variable names to protected:// handles", field)
+	}
+	handles := make(map[string]string, len(m))
+	for k, v := range m {
+		h, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("%s.%s must be a protected:// handle", field, k)
+		}
+		handles[k] = h
+	}
+	values, err := s.secrets.Resolve(handles)
+	if err != nil {
+		return nil, err
+	}
+	env := make(map[string]string, len(values))
+	for k, v := range values {
+		env[k] = v.Reveal()
+	}
+	return env, nil
+}
+
+// toResult decodes a result map into the SDK's type.
+func toResult(m map[string]any) (*mcp.CallToolResult, error) {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	var r mcp.CallToolResult
+	if err := json.Unmarshal(b, &r); err != nil {
+		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{
+			Text: "the tool's result is not a valid MCP result: " + err.Error()}}}, nil
+	}
+	if r.Content == nil {
+		r.Content = []mcp.Content{}
+	}
+	return &r, nil
+}
+
+// wait registers a call that may wait for a person, so that the card it parks is announced to
+// the client with progress notifications.
+func (s *session) wait(req *mcp.CallToolRequest, digest string) *waiter {
+	w := &waiter{digest: digest, ss: req.Session, token: req.Params.GetProgressToken()}
+	s.mu.Lock()
+	s.waiting[digest+"\x00"+fmt.Sprintf("%p", w)] = w
+	s.mu.Unlock()
+	return w
+}
+
+func (s *session) unwait(w *waiter) {
+	s.mu.Lock()
+	delete(s.waiting, w.digest+"\x00"+fmt.Sprintf("%p", w))
+	s.mu.Unlock()
+}
+
+// progressEvery is how often a call waiting for a person says it is still waiting.
+const progressEvery = 10 * time.Second
+
+// onCard hears of a card of this session: calls waiting on it tell their client, and a
+// person's session whose client can be asked (elicitation) is asked.
+func (s *session) onCard(c *approval.Card) {
+	s.mu.Lock()
+	var ws []*waiter
+	for _, w := range s.waiting {
+		if w.digest == c.Digest {
+			ws = append(ws, w)
+		}
+	}
+	s.mu.Unlock()
+	for _, w := range ws {
+		first := w.card.Swap(c) == nil
+		if c.State != approval.Pending || !first {
+			continue
+		}
+		if w.token != nil {
+			go s.progress(w, c)
+		}
+		if s.canElicit(w.ss) {
+			go s.elicit(w.ss, c)
+		}
+	}
+}
+
+// progress tells the client, while the card is pending, that the call waits for a person.
+func (s *session) progress(w *waiter, c *approval.Card) {
+	ctx := context.Background()
+	for n := 1.0; ; n++ {
+		msg := fmt.Sprintf("waiting for a person to answer approval card %s (%s) until %s", c.ID, c.Reason, c.Deadline.Format(time.RFC3339))
+		if err := w.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: w.token, Progress: n, Message: msg}); err != nil {
+			return
+		}
+		time.Sleep(progressEvery)
+		if cur := w.card.Load(); cur == nil || cur.State != approval.Pending {
+			return
+		}
+		s.mu.Lock()
+		_, live := s.waiting[w.digest+"\x00"+fmt.Sprintf("%p", w)]
+		s.mu.Unlock()
+		if !live {
+			return
+		}
+	}
+}
+
+// canElicit: a person's own session, whose client can answer elicitation requests.
+func (s *session) canElicit(ss *mcp.ServerSession) bool {
+	gs := s.gs.Load()
+	if ss == nil || gs.Review.Surface.Role().ID != "person" || !gs.Review.Surface.ApprovalChannel() {
+		return false
+	}
+	p := ss.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// elicit asks the person in the session to answer the card.
+func (s *session) elicit(ss *mcp.ServerSession, c *approval.Card) {
+	ctx, cancel := context.WithDeadline(context.Background(), c.Deadline)
+	defer cancel()
+	res, err := ss.Elicit(ctx, &mcp.ElicitParams{
+		Message: fmt.Sprintf("Warden asks before running %s: %s\nArguments: %s", c.Tool, c.Reason, c.Args),
+		RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{
+			"decision": map[string]any{"type": "string", "title": "Decision", "enum": []string{string(approval.AllowOnce), string(approval.Deny)}},
+		}, "required": []string{"decision"}},
+	})
+	if err != nil {
+		s.g.logger.Debug("the client could not be asked; the card waits for the API", "card", c.ID, "err", err)
+		return
+	}
+	answer := approval.Deny
+	if res.Action == "accept" && res.Content["decision"] == string(approval.AllowOnce) {
+		answer = approval.AllowOnce
+	} else if res.Action == "cancel" {
+		return // dismissed: the card still waits for an answer elsewhere
+	}
+	gs := s.gs.Load()
+	if _, err := s.g.o.Broker.Answer(ctx, c.Tenant, c.ID, answer, gs.Principal+" (elicitation)", c.Digest); err != nil {
+		s.g.logger.Debug("an elicited answer was not taken", "card", c.ID, "err", err)
+	}
+}
+
+// end ends the session: its run, its children, its protected values.
+func (s *session) end(ctx context.Context) {
+	s.mu.Lock()
+	if s.ended {
+		s.mu.Unlock()
+		return
+	}
+	s.ended = true
+	kids := s.kids
+	s.mu.Unlock()
+	g := s.g
+	g.mu.Lock()
+	delete(g.sessions, s.id)
+	if id := s.mcpID.Load(); id != nil {
+		delete(g.byMCP, *id)
+	}
+	for _, c := range kids {
+		delete(g.children, c.hash)
+	}
+	var kidSessions []*session
+	for _, o := range g.sessions {
+		if o.child != nil && slices.Contains(kids, o.child) {
+			kidSessions = append(kidSessions, o)
+		}
+	}
+	g.mu.Unlock()
+	for _, k := range kidSessions {
+		k.end(ctx)
+		if ss := k.ss.Load(); ss != nil {
+			_ = ss.Close()
+		}
+	}
+	s.endRun(ctx)
+	if s.secrets != nil {
+		s.secrets.Forget()
+	}
+	g.logger.Info("session ended", "session", s.id)
+}
+
+func (s *session) endRun(ctx context.Context) {
+	if gs := s.gs.Load(); gs != nil && gs.Run != nil {
+		if err := s.g.o.Gate.EndRun(context.WithoutCancel(ctx), gs); err != nil {
+			s.g.logger.Error("a run could not be ended", "session", s.id, "err", err)
+		}
+	}
+}
+
+// OnCard routes a card to the session that parked it, whose waiting call tells its client
+// (wire it as approval.Options.OnCard).
+func (g *Gateway) OnCard(c *approval.Card) {
+	g.mu.Lock()
+	s := g.sessions[c.Session]
+	g.mu.Unlock()
+	if s != nil {
+		s.onCard(c)
+	}
+}

@@ -1,0 +1,424 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/secret"
+)
+
+// An upstream is one connection to a connector's MCP server, for one credential: sessions of
+// the tenants that resolve to the same credential share it. Its catalog is discovered when it
+// connects. A call that fails on a broken connection reconnects once; a call that hangs ends
+// at the connector's timeout without holding anything other calls need.
+type upstream struct {
+	key    string
+	server *policy.Server
+	cred   credential
+	logger *slog.Logger
+	onList func() // the catalog changed: sessions sync their tools
+
+	mu      sync.Mutex
+	session *mcp.ClientSession
+	tools   map[string]*mcp.Tool // by the upstream's own tool name
+	// The upstream's resources, resource templates and prompts, passed through to sessions
+	// that hold any of its tools.
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	prompts   []*mcp.Prompt
+	onUpdate  func(*mcp.ResourceUpdatedNotificationParams)
+	err       error // the last connect error, while not connected
+	retryAt   time.Time
+}
+
+// credential is what a session hands an upstream: a value (for own and shared connections)
+// or the host environment's variables (for the owner's tenant).
+type credential struct {
+	id    string        // what identifies it in the pool: a connection id, "host", or ""
+	value secret.Secret // the connection's secret
+	host  []string      // KEY=VALUE of the connector's hostEnv, for the host source
+}
+
+// pool holds the upstreams of a gateway.
+type pool struct {
+	logger   *slog.Logger
+	mu       sync.Mutex
+	all      map[string]*upstream
+	onList   func()
+	onUpdate func(*mcp.ResourceUpdatedNotificationParams)
+}
+
+func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpdatedNotificationParams)) *pool {
+	return &pool{logger: logger, all: map[string]*upstream{}, onList: onList, onUpdate: onUpdate}
+}
+
+// get returns the upstream for a server and credential, connecting it if it is not.
+func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*upstream, error) {
+	key := srv.ID + "\x00" + cred.id
+	p.mu.Lock()
+	u, ok := p.all[key]
+	if !ok {
+		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate}
+		p.all[key] = u
+	}
+	p.mu.Unlock()
+	return u, u.connect(ctx)
+}
+
+// closeAll closes every upstream.
+func (p *pool) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, u := range p.all {
+		u.close()
+	}
+}
+
+// retryDelay is how long an upstream that failed to connect is left alone before the next try.
+const retryDelay = 5 * time.Second
+
+// connect connects the upstream and discovers its catalog, if it is not connected.
+func (u *upstream) connect(ctx context.Context) error {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.session != nil {
+		return nil
+	}
+	if u.err != nil && time.Now().Before(u.retryAt) {
+		return u.err
+	}
+	err := u.dial(ctx)
+	if err != nil {
+		u.err, u.retryAt = err, time.Now().Add(retryDelay)
+		return err
+	}
+	u.err = nil
+	return nil
+}
+
+// dial connects and lists the catalog; u.mu is held.
+func (u *upstream) dial(ctx context.Context) error {
+	up := u.server.Upstream
+	if up == nil {
+		return fmt.Errorf("connector %s has no upstream configured", u.server.ID)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "warden", Version: Version}, &mcp.ClientOptions{
+		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { go u.refresh() },
+		PromptListChangedHandler:   func(context.Context, *mcp.PromptListChangedRequest) { go u.refresh() },
+		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { go u.refresh() },
+		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
+			if u.onUpdate != nil {
+				u.onUpdate(r.Params)
+			}
+		},
+	})
+	var transport mcp.Transport
+	if up.URL != "" {
+		hc := &http.Client{Transport: &headerTransport{base: http.DefaultTransport, header: up.CredentialHeader,
+			prefix: up.CredentialPrefix, value: u.credentialValue()}}
+		transport = &mcp.StreamableClientTransport{Endpoint: up.URL, HTTPClient: hc, DisableStandaloneSSE: false}
+	} else {
+		cmd := exec.Command(up.Command[0], up.Command[1:]...)
+		cmd.Env = u.env()
+		cmd.Stderr = &stderrLog{logger: u.logger, connector: u.server.ID}
+		transport = &mcp.CommandTransport{Command: cmd}
+	}
+	cctx, cancel := context.WithTimeout(ctx, up.Timeout)
+	defer cancel()
+	cs, err := client.Connect(cctx, transport, nil)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", u.server.ID, err)
+	}
+	l, err := list(cctx, cs)
+	if err != nil {
+		cs.Close()
+		return fmt.Errorf("list the catalog of %s: %w", u.server.ID, err)
+	}
+	u.session = cs
+	u.setListing(l)
+	go func() {
+		// When the upstream goes away, the next call reconnects.
+		_ = cs.Wait()
+		u.mu.Lock()
+		if u.session == cs {
+			u.session = nil
+		}
+		u.mu.Unlock()
+	}()
+	return nil
+}
+
+// A listing is what an upstream offers.
+type listing struct {
+	tools     map[string]*mcp.Tool
+	resources []*mcp.Resource
+	templates []*mcp.ResourceTemplate
+	prompts   []*mcp.Prompt
+}
+
+// list reads an upstream's catalog: its tools, and its resources and prompts if it has them.
+func list(ctx context.Context, cs *mcp.ClientSession) (*listing, error) {
+	l := &listing{tools: map[string]*mcp.Tool{}}
+	caps := &mcp.ServerCapabilities{}
+	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
+		caps = r.Capabilities
+	}
+	if caps.Tools != nil {
+		for t, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				return nil, err
+			}
+			l.tools[t.Name] = t
+		}
+	}
+	if caps.Resources != nil {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				return nil, err
+			}
+			l.resources = append(l.resources, r)
+		}
+		for t, err := range cs.ResourceTemplates(ctx, nil) {
+			if err != nil {
+				return nil, err
+			}
+			l.templates = append(l.templates, t)
+		}
+	}
+	if caps.Prompts != nil {
+		for p, err := range cs.Prompts(ctx, nil) {
+			if err != nil {
+				return nil, err
+			}
+			l.prompts = append(l.prompts, p)
+		}
+	}
+	return l, nil
+}
+
+// setListing keeps a listing; u.mu is held.
+func (u *upstream) setListing(l *listing) {
+	u.tools, u.resources, u.templates, u.prompts = l.tools, l.resources, l.templates, l.prompts
+}
+
+// extras returns the upstream's resources, templates and prompts.
+func (u *upstream) extras() ([]*mcp.Resource, []*mcp.ResourceTemplate, []*mcp.Prompt) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.resources, u.templates, u.prompts
+}
+
+// client returns the connected session, connecting if needed.
+func (u *upstream) client(ctx context.Context) (*mcp.ClientSession, error) {
+	if err := u.connect(ctx); err != nil {
+		return nil, err
+	}
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.session == nil {
+		return nil, fmt.Errorf("connector %s is not connected", u.server.ID)
+	}
+	return u.session, nil
+}
+
+// readResource reads one of the upstream's resources, with its timeout.
+func (u *upstream) readResource(ctx context.Context, uri string) (*mcp.ReadResourceResult, error) {
+	cs, err := u.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
+	defer cancel()
+	return cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+}
+
+// getPrompt gets one of the upstream's prompts, with its timeout.
+func (u *upstream) getPrompt(ctx context.Context, name string, args map[string]string) (*mcp.GetPromptResult, error) {
+	cs, err := u.client(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
+	defer cancel()
+	return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
+}
+
+// subscribe asks the upstream for updates of a resource (or stops them).
+func (u *upstream) subscribe(ctx context.Context, uri string, on bool) error {
+	cs, err := u.client(ctx)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
+	defer cancel()
+	if on {
+		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	}
+	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+}
+
+// refresh lists the catalog again after the upstream said it changed.
+func (u *upstream) refresh() {
+	u.mu.Lock()
+	cs := u.session
+	u.mu.Unlock()
+	if cs == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), u.server.Upstream.Timeout)
+	defer cancel()
+	l, err := list(ctx, cs)
+	if err != nil {
+		u.logger.Warn("an upstream's catalog changed and could not be listed again", "connector", u.server.ID, "err", err)
+		return
+	}
+	u.mu.Lock()
+	u.setListing(l)
+	u.mu.Unlock()
+	if u.onList != nil {
+		u.onList()
+	}
+}
+
+// catalog returns the discovered tools (nil if not connected).
+func (u *upstream) catalog() map[string]*mcp.Tool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return u.tools
+}
+
+// call calls one tool, with the connector's timeout; on a broken connection it reconnects and
+// tries once more.
+func (u *upstream) call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+	for attempt := 0; ; attempt++ {
+		if err := u.connect(ctx); err != nil {
+			return nil, err
+		}
+		u.mu.Lock()
+		cs := u.session
+		u.mu.Unlock()
+		if cs == nil {
+			return nil, fmt.Errorf("connector %s is not connected", u.server.ID)
+		}
+		cctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
+		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		cancel()
+		switch {
+		case err == nil:
+			return res, nil
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+			return nil, fmt.Errorf("connector %s did not answer within %s", u.server.ID, u.server.Upstream.Timeout)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case attempt == 0 && isBroken(err):
+			u.drop(cs)
+			continue
+		}
+		return nil, fmt.Errorf("connector %s: %w", u.server.ID, err)
+	}
+}
+
+func isBroken(err error) bool {
+	return errors.Is(err, mcp.ErrConnectionClosed) || strings.Contains(err.Error(), "connection closed") ||
+		strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "broken pipe")
+}
+
+// drop forgets a connection that broke, so the next call dials again.
+func (u *upstream) drop(cs *mcp.ClientSession) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.session == cs {
+		u.session = nil
+		cs.Close()
+	}
+}
+
+func (u *upstream) close() {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if u.session != nil {
+		u.session.Close()
+		u.session = nil
+	}
+}
+
+// env is the environment of a command upstream: its plain variables, PATH and HOME, and the
+// credential where the connector says; never Warden's whole environment.
+func (u *upstream) env() []string {
+	up := u.server.Upstream
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}
+	for k, v := range up.Env {
+		env = append(env, k+"="+v)
+	}
+	env = append(env, u.cred.host...)
+	if up.CredentialEnv != "" {
+		if v := u.credentialValue(); v != "" {
+			env = append(env, up.CredentialEnv+"="+v)
+		}
+	}
+	return env
+}
+
+// credentialValue is the credential to inject: the connection's, or for the host source the
+// first of the connector's host variables.
+func (u *upstream) credentialValue() string {
+	if v := u.cred.value.Reveal(); v != "" {
+		return v
+	}
+	if len(u.cred.host) > 0 {
+		_, v, _ := strings.Cut(u.cred.host[0], "=")
+		return v
+	}
+	return ""
+}
+
+// headerTransport adds the credential header to every request of an HTTP upstream.
+type headerTransport struct {
+	base          http.RoundTripper
+	header        string
+	prefix, value string
+}
+
+func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if t.header != "" && t.value != "" {
+		r = r.Clone(r.Context())
+		r.Header.Set(t.header, t.prefix+t.value)
+	}
+	return t.base.RoundTrip(r)
+}
+
+// stderrLog passes an upstream command's standard error to the log, line by line.
+type stderrLog struct {
+	logger    *slog.Logger
+	connector string
+	buf       []byte
+	mu        sync.Mutex
+}
+
+func (s *stderrLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.buf = append(s.buf, p...)
+	for {
+		i := strings.IndexByte(string(s.buf), '\n')
+		if i < 0 {
+			if len(s.buf) > 4096 {
+				s.buf = s.buf[:0]
+			}
+			return len(p), nil
+		}
+		s.logger.Debug("upstream stderr", "connector", s.connector, "line", string(s.buf[:i]))
+		s.buf = s.buf[i+1:]
+	}
+}
