@@ -158,6 +158,19 @@ connectors:
         gate: {approval: true, withoutChannel: refuse, requires: GITHUB_ALLOW_WRITES}
 `,
 		},
+		{
+			name: "a connector with pinned tool definitions",
+			give: `
+version: 1
+connectors:
+  - id: docs
+    effect: read
+    discover: true
+    upstream: {command: [docs-mcp]}
+    pins:
+      mcp__docs__search: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,6 +271,34 @@ limits:
   maxTurns: 0
 `,
 			want: "at '/limits/maxTurns'",
+		},
+		{
+			name: "a pin whose digest is in upper case",
+			give: `
+version: 1
+connectors:
+  - id: docs
+    effect: read
+    discover: true
+    upstream: {command: [docs-mcp]}
+    pins:
+      mcp__docs__search: sha256:E3B0C44298FC1C149AFBF4C8996FB92427AE41E4649B934CA495991B7852B855
+`,
+			want: "at '/connectors/0/pins/mcp__docs__search'",
+		},
+		{
+			name: "a pin that names no tool",
+			give: `
+version: 1
+connectors:
+  - id: docs
+    effect: read
+    discover: true
+    upstream: {command: [docs-mcp]}
+    pins:
+      search: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
+`,
+			want: "invalid propertyName 'search'",
 		},
 	}
 	for _, tt := range tests {

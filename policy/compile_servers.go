@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"net/url"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -31,6 +32,7 @@ func (c *compiler) compileServers() {
 			s.When = compileCond(c.problems, sc.When, c.scope)
 			s.Needs = c.connectorRefs(sc.Needs, s, "server "+s.ID)
 			c.checkWithheld(s, sc)
+			c.compilePins(s, sc)
 		}
 	}
 	p.grantOnly = p.NewToolSet()
@@ -191,7 +193,7 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 		return
 	}
 	if kind == KindPlatform {
-		for _, k := range []string{"hostEnv", "billing", "discover"} {
+		for _, k := range []string{"hostEnv", "billing", "discover", "pins"} {
 			if sc.Has(k) {
 				c.errorf(sc.At(k), "server %s: %s applies only to connectors", sc.ID, k)
 			}
@@ -481,6 +483,48 @@ func (c *compiler) checkWithheld(s *Server, sc *ServerConfig) {
 			w.Tools = append(w.Tools, n.Value)
 		}
 		s.Withheld = append(s.Withheld, w)
+	}
+}
+
+// pinDigest is the form of a pinned definition's digest.
+var pinDigest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
+
+// compilePins checks a connector's pins: each names one of its tools (declared, or for a
+// connector that discovers its catalog any name it does not withhold), once, with a digest of
+// the exact form; and the connector has an upstream, the only place definitions come from.
+func (c *compiler) compilePins(s *Server, sc *ServerConfig) {
+	if len(sc.Pins) == 0 || s.Kind != KindConnector {
+		return // (pins on a platform server are reported when it is declared)
+	}
+	if sc.Upstream == nil {
+		c.errorf(sc.At("pins"), "connector %s: pins apply to the tool definitions its upstream lists, and it has no upstream", s.ID)
+		return
+	}
+	prefix := "mcp__" + s.ID + "__"
+	pins := map[string]string{}
+	for _, pin := range sc.Pins {
+		name := pin.Tool.Value
+		t, ok := c.pol.Tool(name)
+		switch {
+		case !strings.HasPrefix(name, prefix):
+			c.errorf(pin.Tool.Pos, "connector %s pins %q: a pin names one of its tools, %s<tool>", s.ID, name, prefix)
+			continue
+		case !ok || t.Server != s || t.Name == name && t.Pattern: // (the stand-in itself is no tool)
+			if _, w, held := c.pol.WithheldFor(name); held {
+				c.errorf(pin.Tool.Pos, "connector %s pins %s, which it withholds (%s)", s.ID, name, w)
+			} else {
+				c.errorf(pin.Tool.Pos, "connector %s pins %s, which is not one of its tools", s.ID, name)
+			}
+			continue
+		}
+		if !pinDigest.MatchString(pin.Digest.Value) {
+			c.errorf(pin.Digest.Pos, "connector %s: the pin of %s must be sha256: and 64 lower-case hex digits, not %q", s.ID, name, pin.Digest.Value)
+			continue
+		}
+		pins[name] = pin.Digest.Value
+	}
+	if len(pins) > 0 {
+		s.Pins = pins
 	}
 }
 

@@ -116,6 +116,11 @@ type ServerConfig struct {
 	Discover bool `yaml:"discover"`
 	// Upstream (connectors only) is how Warden's gateway reaches the connector's MCP server.
 	Upstream *UpstreamConfig `yaml:"upstream"`
+	// Pins (connectors with an upstream only) pin tool definitions by digest: each key is one of
+	// the connector's tools (mcp__<id>__<tool>), each value the digest of the definition a
+	// person approved ("sha256:" and 64 lower-case hex digits; see gateway.PinDigest). A tool
+	// whose upstream definition no longer has that digest is withheld until the pin changes.
+	Pins Pins `yaml:"pins"`
 	// Tools is the server's tool catalog.
 	Tools []ToolConfig `yaml:"tools"`
 	// Withheld lists what the server deliberately does not build, and why.
@@ -403,4 +408,13 @@ type ConnectionConfig struct {
 	// Secret is where the connection's credential is kept, by reference: "env:NAME" (a variable
 	// of Warden's own environment) or "file:/path". The value itself is never in the policy.
 	Secret string `yaml:"secret"`
+}
+
+// Pins is a connector's pins as written, in document order, each with its place.
+type Pins []Pin
+
+// Pin is one pinned tool definition: the tool's name and the digest of its definition.
+type Pin struct {
+	Tool   Name
+	Digest Name
 }

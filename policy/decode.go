@@ -415,6 +415,36 @@ func (n *Name) decodeYAML(d *decoder, y *yaml.Node) {
 	}
 }
 
+func (p *Pins) decodeYAML(d *decoder, y *yaml.Node) {
+	if isNull(y) {
+		return
+	}
+	if y.Kind != yaml.MappingNode {
+		d.errorf(nodePos(y), `"pins" must be a mapping of tool names to digests, not %s`, describe(y))
+		return
+	}
+	seen := map[string]Pos{}
+	for i := 0; i+1 < len(y.Content); i += 2 {
+		k := d.resolve(y.Content[i])
+		key, ok := d.key(k, seen)
+		if !ok {
+			continue
+		}
+		pin := Pin{Tool: Name{Value: key, Pos: valuePos(k)}}
+		v := d.resolve(y.Content[i+1])
+		if v == nil || d.overflow {
+			return
+		}
+		pin.Digest.Pos = valuePos(v)
+		if !isNull(v) {
+			if s, ok := d.scalar(v, fmt.Sprintf("the pin of %s", key)); ok {
+				pin.Digest.Value = s
+			}
+		}
+		*p = append(*p, pin)
+	}
+}
+
 // Expr is the source of a condition (see cond.go) with its place in the document.
 type Expr struct {
 	Src string

@@ -127,6 +127,12 @@ func (b badDoc) text() string {
 	return doc(b.give)
 }
 
+// Two well-formed digests, for pins.
+const (
+	digestA = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+	digestB = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+)
+
 // badDocs is shared with FuzzParse as seeds.
 var badDocs = []badDoc{
 	// ---- the YAML document itself
@@ -875,6 +881,71 @@ connectors:
       - {what: Deletes, reason: Final., tools: [mcp__shop__delete_*]}
 `,
 		want: []string{`6:9: mcp__shop__delete_all is in the catalog of shop but also withheld (mcp__shop__delete_*, line 8): a tool is one or the other`},
+	},
+
+	// ---- pins
+	{
+		name: "pins on a platform server",
+		give: "servers:\n  - id: memory\n    effect: read\n    pins: {mcp__memory__read: \"sha256:" + digestA + "\"}\n    tools: [{name: mcp__memory__read}]\n",
+		want: []string{`4:11: server memory: pins applies only to connectors`},
+	},
+	{
+		name: "pins that are not a mapping",
+		give: "connectors:\n  - id: up\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    pins: [mcp__up__list]\n    tools: [{name: mcp__up__list}]\n",
+		want: []string{`5:11: "pins" must be a mapping of tool names to digests, not a list`},
+	},
+	{
+		name: "a pin that is not a single value",
+		give: "connectors:\n  - id: up\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    pins:\n      mcp__up__list: [sha256]\n    tools: [{name: mcp__up__list}]\n",
+		want: []string{`6:22: the pin of mcp__up__list must be a single value, not a list`},
+	},
+	{
+		name: "a tool pinned twice",
+		give: "connectors:\n  - id: up\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    pins:\n      mcp__up__list: sha256:" + digestA + "\n      mcp__up__list: sha256:" + digestB + "\n    tools: [{name: mcp__up__list}]\n",
+		want: []string{`7:7: "mcp__up__list" is given twice in one mapping (first at line 6)`},
+	},
+	{
+		name: "pins on a connector without an upstream",
+		give: "connectors:\n  - id: shop\n    effect: read\n    pins: {mcp__shop__list: \"sha256:" + digestA + "\"}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:11: connector shop: pins apply to the tool definitions its upstream lists, and it has no upstream`},
+	},
+	{
+		name: "pins naming what is not the connector's tool",
+		give: `
+connectors:
+  - id: up
+    effect: read
+    upstream: {url: "http://x/mcp"}
+    tools: [{name: mcp__up__list}, {name: mcp__up__get}]
+    withheld:
+      - {what: Deletes, reason: Final., tools: [mcp__up__delete_*]}
+    pins:
+      mcp__up__list: sha256:` + digestA + `
+      mcp__shop__list: sha256:` + digestA + `
+      mcp__up__lsit: sha256:` + digestA + `
+      mcp__up__delete_all: sha256:` + digestA + `
+      mcp__up__*: sha256:` + digestA + `
+      mcp__up__get: "sha256:` + strings.ToUpper(digestA) + `"
+  - id: docs
+    effect: read
+    discover: true
+    upstream: {command: [docs-mcp]}
+    pins:
+      mcp__docs__search: sha256:` + digestB + `
+      mcp__docs__read: sha256:` + digestA[:63] + `
+      mcp__docs__write: ` + digestA + `
+      mcp__docs__-bad: sha256:` + digestA + `
+`,
+		want: []string{
+			`10:7: connector up pins "mcp__shop__list": a pin names one of its tools, mcp__up__<tool>`,
+			`11:7: connector up pins mcp__up__lsit, which is not one of its tools`,
+			`12:7: connector up pins mcp__up__delete_all, which it withholds (Deletes (Final.))`,
+			`13:7: connector up pins mcp__up__*, which is not one of its tools`,
+			`14:22: connector up: the pin of mcp__up__get must be sha256: and 64 lower-case hex digits, not "sha256:E3B0`,
+			`21:24: connector docs: the pin of mcp__docs__read must be sha256: and 64 lower-case hex digits`,
+			`22:25: connector docs: the pin of mcp__docs__write must be sha256: and 64 lower-case hex digits`,
+			`23:7: connector docs pins mcp__docs__-bad, which is not one of its tools`,
+		},
 	},
 
 	// ---- roles

@@ -283,7 +283,12 @@ type Server struct {
 	Discover bool
 	// Upstream is how the gateway reaches a connector (nil: it cannot be called).
 	Upstream *Upstream
-	Pos      Pos
+	// Pins maps tool names (mcp__<id>__<tool>) of a connector to the digests of their pinned
+	// definitions ("sha256:" and 64 lower-case hex digits, as gateway.PinDigest computes them).
+	// The gateway withholds a pinned tool whose upstream definition has another digest, until a
+	// person accepts the change (warden pin --accept). Nil when nothing is pinned.
+	Pins map[string]string
+	Pos  Pos
 }
 
 // Upstream is how a connector's MCP server is reached.

@@ -107,6 +107,9 @@ const (
 	NotRecorded Code = "audit_unavailable"
 	// OutsideWorkspace: a native file tool names a path outside the session's workspace.
 	OutsideWorkspace Code = "outside_workspace"
+	// PinMismatch: a connector's tool definition no longer has the digest the policy pins, so
+	// the tool is withheld until a person accepts the change.
+	PinMismatch Code = "pin_mismatch"
 )
 
 // CodeInfo documents a code.
@@ -140,6 +143,7 @@ var codes = []CodeInfo{
 	{RunLimit, Deny, "The run is over its dollar budget, out of turns, or no longer live."},
 	{NotRecorded, Deny, "The decision could not be written durably to the audit trail, so the call was not run."},
 	{OutsideWorkspace, Deny, "A native file tool (or a command's working directory, or a subagent's root) names a path outside the session's workspace, resolved through symbolic links; Warden's own tools stay inside it."},
+	{PinMismatch, Deny, "A connector's tool definition (its name, description and input schema) no longer has the digest the policy pins: the upstream changed it after it was approved. The tool is withheld from every session (not listed, and a call to it is refused) until a person reviews the change and accepts it with warden pin --accept, and the policy is reloaded."},
 	{ReviewTokenInvalid, Deny, "The executor refused a review token: fabricated, altered, for another session or call, under an older policy or hard-block revision, expired, or not an allow."},
 }
 
