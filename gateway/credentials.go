@@ -18,41 +18,49 @@ import (
 // own connection or of the connection shared with it, or the host's variables for the owner.
 // A connector that takes no credential is reached with none.
 func (g *Gateway) credential(sf *surface.Surface, srv *policy.Server) (credential, error) {
+	for _, c := range sf.Credentials() {
+		if c.Connector == srv {
+			return resolveCredential(srv, &c)
+		}
+	}
+	return resolveCredential(srv, nil)
+}
+
+// resolveCredential reads what a connector's upstream is handed, from where it comes (nil:
+// nowhere, which only a connector that takes no credential accepts).
+func resolveCredential(srv *policy.Server, c *surface.Credential) (credential, error) {
 	up := srv.Upstream
 	needs := up.CredentialEnv != "" || up.CredentialHeader != ""
-	for _, c := range sf.Credentials() {
-		if c.Connector != srv {
-			continue
+	if c == nil {
+		if needs {
+			return credential{}, fmt.Errorf("connector %s needs a credential, and the session has none", srv.ID)
 		}
-		if c.Connection == nil {
-			// The host environment: the owner's credentials.
-			var host []string
-			for _, name := range srv.HostEnv {
-				if v, ok := os.LookupEnv(name); ok {
-					host = append(host, name+"="+v)
-				}
-			}
-			if needs && len(host) == 0 {
-				return credential{}, fmt.Errorf("connector %s takes the host's credentials, but none of %s is set", srv.ID, strings.Join(srv.HostEnv, ", "))
-			}
-			return credential{id: "host", host: host}, nil
-		}
-		if c.Connection.Secret == "" {
-			if needs {
-				return credential{}, fmt.Errorf("connection %s of %s has no secret reference", c.Connection.ID, srv.ID)
-			}
-			return credential{id: "connection:" + c.Connection.ID}, nil
-		}
-		v, err := resolveRef(c.Connection.Secret)
-		if err != nil {
-			return credential{}, fmt.Errorf("connection %s of %s: %w", c.Connection.ID, srv.ID, err)
-		}
-		return credential{id: "connection:" + c.Connection.Tenant.ID + "/" + c.Connection.ID, value: v}, nil
+		return credential{}, nil
 	}
-	if needs {
-		return credential{}, fmt.Errorf("connector %s needs a credential, and the session has none", srv.ID)
+	if c.Connection == nil {
+		// The host environment: the owner's credentials.
+		var host []string
+		for _, name := range srv.HostEnv {
+			if v, ok := os.LookupEnv(name); ok {
+				host = append(host, name+"="+v)
+			}
+		}
+		if needs && len(host) == 0 {
+			return credential{}, fmt.Errorf("connector %s takes the host's credentials, but none of %s is set", srv.ID, strings.Join(srv.HostEnv, ", "))
+		}
+		return credential{id: "host", host: host}, nil
 	}
-	return credential{}, nil
+	if c.Connection.Secret == "" {
+		if needs {
+			return credential{}, fmt.Errorf("connection %s of %s has no secret reference", c.Connection.ID, srv.ID)
+		}
+		return credential{id: "connection:" + c.Connection.ID}, nil
+	}
+	v, err := resolveRef(c.Connection.Secret)
+	if err != nil {
+		return credential{}, fmt.Errorf("connection %s of %s: %w", c.Connection.ID, srv.ID, err)
+	}
+	return credential{id: "connection:" + c.Connection.Tenant.ID + "/" + c.Connection.ID, value: v}, nil
 }
 
 // resolveRef reads a secret reference: env:NAME (a variable of Warden's environment) or

@@ -19,11 +19,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/approval"
@@ -78,6 +80,7 @@ type Gateway struct {
 	byMCP    map[string]string   // MCP session id → the token id that opened it
 	children map[string]*child   // subagent tokens, by hash: alive while their parent is
 	stdio    atomic.Bool
+	pins     pinLog // the pin mismatches recorded, once each
 }
 
 type snapshot struct {
@@ -101,7 +104,8 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	o.Workspaces = abs
-	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{}}
+	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
+		pins: pinLog{seen: map[string]bool{}}}
 	g.snapshot.Store(&snapshot{p: o.Policy, env: o.Env})
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
 	return g, nil
@@ -176,7 +180,9 @@ const (
 )
 
 // Handler serves MCP over streamable HTTP. Every request must carry a valid bearer token; an
-// MCP session is bound to the token that opened it, so another token cannot use it.
+// MCP session is bound to the token that opened it, so another token cannot use it. Every
+// request refused before a tool runs (no token, a request too large or malformed, an unknown
+// method, another token's session...) is answered with a JSON-RPC error and recorded.
 func (g *Gateway) Handler() http.Handler {
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
 		if s, _ := r.Context().Value(sessionKey).(*session); s != nil {
@@ -187,12 +193,12 @@ func (g *Gateway) Handler() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, err := g.authenticate(r)
 		if err != nil {
-			g.refuse(w, r, http.StatusUnauthorized, "unauthenticated", err.Error(), nil)
+			g.unauthenticated(w, r, err)
 			return
 		}
 		if r.ContentLength > maxBody {
-			g.refuse(w, r, http.StatusRequestEntityTooLarge, "request_too_large",
-				fmt.Sprintf("the request is larger than %d bytes", maxBody), tok)
+			g.refuse(w, r, tok, rejection{status: http.StatusRequestEntityTooLarge, rpc: jsonrpc.CodeInvalidRequest,
+				code: "request_too_large", msg: fmt.Sprintf("the request is larger than %d bytes", maxBody)})
 			return
 		}
 		id := r.Header.Get("Mcp-Session-Id")
@@ -203,71 +209,232 @@ func (g *Gateway) Handler() http.Handler {
 			g.mu.Unlock()
 			if known && owner != tok.ID {
 				// Another token's session: as far as this token can tell, it does not exist.
-				g.refuse(w, r, http.StatusNotFound, "unknown_session", "no such session", tok)
+				g.refuse(w, r, tok, rejection{status: http.StatusNotFound, rpc: codeRefused, code: "unknown_session", msg: "no such session"})
 				return
 			}
-		} else if r.Method == http.MethodPost {
-			initialize, err := peekInitialize(r)
-			if err != nil {
-				g.refuse(w, r, http.StatusRequestEntityTooLarge, "request_too_large", err.Error(), tok)
-				return
-			}
-			if initialize {
-				// A new MCP session: open its Warden session (surface, run, workspace) first.
-				s, err := g.open(ctx, tok)
-				if err != nil {
-					g.refuse(w, r, http.StatusForbidden, "session_refused", err.Error(), tok)
-					return
-				}
-				ctx = context.WithValue(ctx, sessionKey, s)
-				w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s}
-			}
-			// Anything else without a session (a newer client's server/discover probe, a
-			// stray call) goes to the lobby, a server that holds no tools: the SDK answers
-			// it or rejects it, and no Warden session, run or workspace is spent on it.
 		}
-		mcpHandler.ServeHTTP(w, r.WithContext(ctx))
+		// A POST is read whole (the SDK would read it whole too): a body without a length
+		// that turns out too large, and one that is not JSON-RPC, are refused here, where
+		// they can be recorded; the SDK would refuse them in plain text, and record nothing.
+		var msgs []*jsonrpc.Request
+		if r.Method == http.MethodPost {
+			body, x := readBody(r)
+			if x == nil {
+				msgs, x = inspect(body)
+			}
+			if x != nil {
+				g.refuse(w, r, tok, *x)
+				return
+			}
+		}
+		if id == "" && slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "initialize" }) {
+			// A new MCP session: open its Warden session (surface, run, workspace) first.
+			s, err := g.open(ctx, tok)
+			if err != nil {
+				g.refuse(w, r, tok, rejection{status: http.StatusForbidden, rpc: codeRefused, code: "session_refused",
+					msg: err.Error(), id: onlyID(msgs)})
+				return
+			}
+			ctx = context.WithValue(ctx, sessionKey, s)
+			w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s}
+		}
+		// Anything else without a session (a newer client's server/discover probe, a stray
+		// call) goes to the lobby, a server that holds no tools: the SDK answers it or
+		// rejects it, and no Warden session, run or workspace is spent on it.
+		held := &heldRefusal{ResponseWriter: w}
+		mcpHandler.ServeHTTP(held, r.WithContext(ctx))
+		held.finish(g, r, tok, msgs)
 	})
 }
 
 // maxBody bounds one MCP request (arguments included).
 const maxBody = 4 << 20
 
+// codeRefused is the JSON-RPC error code of a request Warden refuses for who sent it (no valid
+// token, another token's session, a session its token may not open), rather than for what it
+// says: the implementation-defined server error of the JSON-RPC range.
+const codeRefused = -32001
+
 // lobby serves requests that arrive without a session and do not open one. It holds nothing.
 var lobby = mcp.NewServer(&mcp.Implementation{Name: "warden", Version: Version}, nil)
 
-// peekInitialize reports whether a POST body is an initialize request (alone or in a batch),
-// leaving the body to be read again.
-func peekInitialize(r *http.Request) (bool, error) {
+// A rejection is a request the gateway answers itself with a JSON-RPC error.
+type rejection struct {
+	status int        // the HTTP status
+	rpc    int64      // the JSON-RPC error code
+	code   string     // what the audit trail records (and the error's data says)
+	msg    string     // what went wrong
+	id     jsonrpc.ID // the request's id, when it was one request whose id is known
+}
+
+// readBody reads a POST body whole, up to maxBody (a body sent without a length is only
+// known to be too large once read), and leaves it to be read again.
+func readBody(r *http.Request) ([]byte, *rejection) {
 	if r.Body == nil {
-		return false, nil
+		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	r.Body.Close()
 	if err != nil {
-		return false, fmt.Errorf("the request body could not be read: %w", err)
+		return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest, code: "invalid_request",
+			msg: "the request body could not be read: " + err.Error()}
 	}
 	if len(body) > maxBody {
-		return false, fmt.Errorf("the request is larger than %d bytes", maxBody)
+		return nil, &rejection{status: http.StatusRequestEntityTooLarge, rpc: jsonrpc.CodeInvalidRequest,
+			code: "request_too_large", msg: fmt.Sprintf("the request is larger than %d bytes", maxBody)}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var one struct {
-		Method string `json:"method"`
+	return body, nil
+}
+
+// inspect checks that a POST body is JSON-RPC (one message, or a batch), and returns its
+// requests. It refuses what the SDK would refuse in plain text or answer without a trace: a
+// body that is not JSON (a parse error), one that is not JSON-RPC (an invalid request), and
+// params that are not an object, or a tools/call whose params are not a call (invalid params).
+// What the SDK refuses beyond this (an unknown method, a missing id) is caught by heldRefusal.
+func inspect(body []byte) ([]*jsonrpc.Request, *rejection) {
+	body = bytes.TrimSpace(body)
+	var raws []json.RawMessage
+	var err error
+	if len(body) > 0 && body[0] == '[' {
+		err = json.Unmarshal(body, &raws)
+	} else {
+		var one json.RawMessage
+		err = json.Unmarshal(body, &one)
+		raws = []json.RawMessage{one}
 	}
-	if json.Unmarshal(body, &one) == nil {
-		return one.Method == "initialize", nil
+	if err != nil {
+		return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeParseError, code: "parse_error",
+			msg: "the request is not JSON: " + err.Error()}
 	}
-	var batch []struct {
-		Method string `json:"method"`
+	if len(raws) == 0 {
+		return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest, code: "invalid_request",
+			msg: "the request is an empty batch"}
 	}
-	if json.Unmarshal(body, &batch) == nil {
-		for _, m := range batch {
-			if m.Method == "initialize" {
-				return true, nil
+	var reqs []*jsonrpc.Request
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		if err != nil {
+			return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest, code: "invalid_request",
+				msg: "the request is not a JSON-RPC 2.0 message: " + err.Error()}
+		}
+		req, ok := msg.(*jsonrpc.Request)
+		if !ok {
+			continue // a response to the server's own request (elicitation, sampling)
+		}
+		reqs = append(reqs, req)
+		bad := ""
+		if p := bytes.TrimSpace(req.Params); len(p) > 0 && string(p) != "null" {
+			var call struct {
+				Name string `json:"name"`
+			}
+			switch {
+			case p[0] != '{':
+				bad = fmt.Sprintf("the params of %s must be an object", req.Method)
+			case req.Method == "tools/call" && json.Unmarshal(p, &call) != nil:
+				bad = "the params of tools/call must name the tool (a string)"
 			}
 		}
+		if bad != "" {
+			return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidParams, code: "invalid_params",
+				msg: bad, id: onlyID(reqs[len(reqs)-1:])}
+		}
 	}
-	return false, nil
+	return reqs, nil
+}
+
+// onlyID is the id of the request when the body held exactly one.
+func onlyID(reqs []*jsonrpc.Request) jsonrpc.ID {
+	if len(reqs) == 1 {
+		return reqs[0].ID
+	}
+	return jsonrpc.ID{}
+}
+
+// heldRefusal stands between the SDK and the client. The SDK refuses some requests at the
+// transport, before any of Warden's code sees them (an unknown method, a missing id, an MCP
+// session it does not know, a wrong Accept header), in plain text and without a trace: such
+// an answer (any status of 400 and above) is held back, and finish records it and answers with
+// a JSON-RPC error instead. Everything else passes through untouched.
+type heldRefusal struct {
+	http.ResponseWriter
+	status int          // the held status, 0 while nothing is held
+	passed bool         // a response is under way: nothing is held any more
+	body   bytes.Buffer // the held answer (its start)
+}
+
+func (h *heldRefusal) WriteHeader(code int) {
+	if !h.passed && h.status == 0 && code >= http.StatusBadRequest {
+		h.status = code
+		return
+	}
+	if h.status == 0 {
+		h.passed = true
+		h.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (h *heldRefusal) Write(b []byte) (int, error) {
+	if h.status != 0 {
+		h.body.Write(b[:min(len(b), max(0, heldMax-h.body.Len()))])
+		return len(b), nil
+	}
+	h.passed = true
+	return h.ResponseWriter.Write(b)
+}
+
+func (h *heldRefusal) Flush() {
+	if h.status != 0 {
+		return
+	}
+	if f, ok := h.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// heldMax bounds what is kept of a held answer.
+const heldMax = 4096
+
+// finish answers and records a refusal the SDK made, if it made one.
+func (h *heldRefusal) finish(g *Gateway, r *http.Request, tok *auth.Token, msgs []*jsonrpc.Request) {
+	if h.status == 0 {
+		return
+	}
+	msg := strings.TrimSpace(h.body.String())
+	x := rejection{status: h.status, rpc: jsonrpc.CodeInvalidRequest, code: "invalid_request", msg: msg, id: onlyID(msgs)}
+	var resp struct {
+		Error *struct {
+			Code    int64  `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	sdkRPC := strings.HasPrefix(h.Header().Get("Content-Type"), "application/json") &&
+		json.Unmarshal(h.body.Bytes(), &resp) == nil && resp.Error != nil
+	switch {
+	case sdkRPC:
+		x.rpc, x.msg = resp.Error.Code, resp.Error.Message
+		if x.rpc == jsonrpc.CodeMethodNotFound {
+			x.code = "unknown_method"
+		}
+	case strings.HasPrefix(msg, "JSON RPC not handled"):
+		// The SDK's words for a method it does not have (jsonrpc2.ErrNotHandled).
+		x.rpc, x.code = jsonrpc.CodeMethodNotFound, "unknown_method"
+		if len(msgs) == 1 {
+			x.msg = fmt.Sprintf("method not found: this server has no method %q", msgs[0].Method)
+		}
+	case h.status == http.StatusNotFound:
+		x.rpc, x.code = codeRefused, "unknown_session"
+	case h.status == http.StatusRequestEntityTooLarge:
+		x.code = "request_too_large"
+	}
+	if !sdkRPC {
+		g.refuse(h.ResponseWriter, r, tok, x)
+		return
+	}
+	// The SDK answered in JSON-RPC already: its answer goes out as it is, and is recorded.
+	g.record(r, tok, x)
+	h.ResponseWriter.WriteHeader(h.status)
+	_, _ = h.ResponseWriter.Write(h.body.Bytes())
 }
 
 // sessionRecorder learns the MCP session id the SDK gives a new session from the response
@@ -321,6 +488,10 @@ func (g *Gateway) authenticate(r *http.Request) (*auth.Token, error) {
 	return g.tokenFor(r.Context(), secret)
 }
 
+// errTokenInvalid is a token secret no good token has (it never existed, or was revoked), as
+// opposed to one that cannot be checked right now.
+var errTokenInvalid = errors.New("the token is not valid (unknown or revoked)")
+
 // tokenFor resolves a token secret: a stored agent token, or a live subagent's token.
 func (g *Gateway) tokenFor(ctx context.Context, secret string) (*auth.Token, error) {
 	hash := auth.Hash(secret)
@@ -332,7 +503,7 @@ func (g *Gateway) tokenFor(ctx context.Context, secret string) (*auth.Token, err
 	}
 	tok, err := g.o.Store.TokenByHash(ctx, hash)
 	if errors.Is(err, auth.ErrNotFound) {
-		return nil, errors.New("the token is not valid (unknown or revoked)")
+		return nil, errTokenInvalid
 	}
 	if err != nil {
 		return nil, fmt.Errorf("the token cannot be checked: %w", err)
@@ -343,23 +514,86 @@ func (g *Gateway) tokenFor(ctx context.Context, secret string) (*auth.Token, err
 	return tok, nil
 }
 
-// refuse answers a request the gateway will not pass on, and records it.
-func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, status int, code, msg string, tok *auth.Token) {
+// unauthenticated refuses a request without a valid token. When the token is one that opened
+// the MCP session the request names, it has been revoked since (a session is only opened with
+// a good token): the session ends with it (its run, its children, its stream of
+// notifications, which would otherwise go on), and the refusal is recorded as its tenant's.
+// Only the token's own secret can end a session so; a token that cannot be checked right now
+// (the store failing) ends nothing.
+func (g *Gateway) unauthenticated(w http.ResponseWriter, r *http.Request, err error) {
+	x := rejection{status: http.StatusUnauthorized, rpc: codeRefused, code: "unauthenticated", msg: err.Error()}
+	secret, ok := auth.Bearer(r.Header.Get("Authorization"))
+	s := g.sessionByMCP(r.Header.Get("Mcp-Session-Id"))
+	if !ok || s == nil || !errors.Is(err, errTokenInvalid) || s.token.Hash == "" || s.token.Hash != auth.Hash(secret) {
+		g.refuse(w, r, nil, x)
+		return
+	}
+	g.record(r, s.token, x) // while the session is there to be named
+	g.logger.Info("a session's token is no longer valid; the session ends", "session", s.id)
+	if ss := s.ss.Load(); ss != nil {
+		_ = ss.Close() // the SDK forgets the MCP session, and its stream ends
+	}
+	s.end(context.WithoutCancel(r.Context()))
+	answer(w, x)
+}
+
+// sessionByMCP is the live session an MCP session id names, or nil.
+func (g *Gateway) sessionByMCP(id string) *session {
+	if id == "" {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, s := range g.sessions {
+		if p := s.mcpID.Load(); p != nil && *p == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// refuse answers a request the gateway will not pass on with a JSON-RPC error, and records it.
+func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, tok *auth.Token, x rejection) {
+	g.record(r, tok, x)
+	answer(w, x)
+}
+
+// answer writes a rejection's JSON-RPC error.
+func answer(w http.ResponseWriter, x rejection) {
+	x.msg = clip(x.msg)
+	if x.status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
+	}
+	w.Header().Del("Content-Length")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(x.status)
+	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": x.id.Raw(),
+		"error": map[string]any{"code": x.rpc, "message": x.msg, "data": map[string]any{"code": x.code}}})
+}
+
+// record appends a refused request to the audit trail: as its token's, and its session's when
+// it names one of that token's sessions.
+func (g *Gateway) record(r *http.Request, tok *auth.Token, x rejection) {
 	e := &audit.Event{Time: time.Now(), Kind: audit.KindDecision, Tool: "mcp:" + r.Method, Decision: verdict.Deny.String(),
-		Blockers: []audit.Blocker{{Code: code, Detail: msg}}}
+		Blockers: []audit.Blocker{{Code: x.code, Detail: clip(x.msg)}}}
 	if tok != nil {
 		e.Tenant, e.Role, e.Profile, e.Principal = tok.Tenant, tok.SessionRole, tok.Profile, tok.Name
+		if s := g.sessionByMCP(r.Header.Get("Mcp-Session-Id")); s != nil && s.token.ID == tok.ID {
+			e.Session = s.id
+		}
 	}
 	if err := g.o.Store.Append(context.WithoutCancel(r.Context()), e); err != nil {
 		g.logger.Error("a refused request could not be recorded", "err", err)
 	}
-	if status == http.StatusUnauthorized {
-		w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
+}
+
+// clip bounds a message that may quote the request (a method name can be megabytes long).
+func clip(s string) string {
+	const n = 512
+	if len(s) <= n {
+		return s
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": nil,
-		"error": map[string]any{"code": -32001, "message": msg, "data": map[string]any{"code": code}}})
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }
 
 // ServeStdio serves one MCP session over in and out, for the token (warden mcp).

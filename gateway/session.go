@@ -45,9 +45,14 @@ type session struct {
 
 	gs atomic.Pointer[gate.Session] // replaced when the surface is computed again
 
+	// syncing runs one sync at a time, so a catalog read before an upstream changed is never
+	// applied after one read since (it would list again a tool just withheld).
+	syncing sync.Mutex
 	mu      sync.Mutex
-	tools   map[string]*entry // what is listed, by name
-	extras  map[string]*extra // resources, templates and prompts passed through, by kind and key
+	tools   map[string]*entry    // what is listed, by name
+	extras  map[string]*extra    // resources, templates and prompts passed through, by kind and key
+	reached []*upstream          // the upstreams the session holds tools of
+	subs    map[string]*upstream // the session's resource subscriptions, by URI
 	waiting map[string]*waiter
 	kids    []*child
 	ended   bool
@@ -138,10 +143,13 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
 	})
 	s.server.AddReceivingMiddleware(s.middleware)
 
+	s.syncing.Lock()
 	g.mu.Lock()
 	g.sessions[s.id] = s
 	g.mu.Unlock()
-	if err := s.sync(ctx, sf); err != nil {
+	err = s.sync(ctx, sf)
+	s.syncing.Unlock()
+	if err != nil {
 		s.end(ctx)
 		return nil, err
 	}
@@ -178,6 +186,8 @@ func (s *session) reviewSession(sf *surface.Surface) (*review.Session, error) {
 // resync computes the session's surface again (a policy reload, a catalog that changed) and
 // tells the client if its tools changed.
 func (s *session) resync(ctx context.Context) error {
+	s.syncing.Lock()
+	defer s.syncing.Unlock()
 	sf, err := s.surface()
 	if err != nil {
 		// The session may no longer be opened at all: it keeps no tools.
@@ -199,7 +209,8 @@ func (s *session) resync(ctx context.Context) error {
 }
 
 // sync lists exactly the tools of the surface that Warden can serve: its own, and those of
-// upstreams that are connected. The SDK tells the client when the list changes.
+// upstreams that are connected. The SDK tells the client when the list changes. s.syncing is
+// held, from before the surface was computed.
 func (s *session) sync(ctx context.Context, sf *surface.Surface) error {
 	want, ups := s.catalog(ctx, sf)
 	s.syncExtras(ups)
@@ -232,7 +243,8 @@ func (s *session) sync(ctx context.Context, sf *surface.Surface) error {
 	return nil
 }
 
-// catalog is what the session should list under a surface, and the upstreams it reaches.
+// catalog is what the session should list under a surface, and the upstreams it reaches. A
+// pinned tool whose upstream definition no longer matches its pin is not listed (S11).
 func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]*entry, []*upstream) {
 	out := map[string]*entry{}
 	ups := map[*policy.Server]*upstream{}
@@ -256,7 +268,9 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 			cat := u.catalog()
 			if !t.Pattern {
 				if def, ok := cat[strings.TrimPrefix(name, prefix)]; ok {
-					out[name] = newEntry(t, renamed(def, name), u, def.Name)
+					if !s.pinHeld(ctx, t.Server, name, def) {
+						out[name] = newEntry(t, renamed(def, name), u, def.Name)
+					}
 				} else {
 					s.g.logger.Warn("a tool of the policy is not in its upstream's catalog", "tool", name)
 				}
@@ -264,7 +278,7 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 			}
 			for remote, def := range cat {
 				full := prefix + remote
-				if pt, ok := sf.Policy().Tool(full); ok && pt == t && sf.Has(full) {
+				if pt, ok := sf.Policy().Tool(full); ok && pt == t && sf.Has(full) && !s.pinHeld(ctx, t.Server, full, def) {
 					out[full] = newEntry(t, renamed(def, full), u, remote)
 				}
 			}
@@ -284,6 +298,9 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 // syncExtras passes through the resources, templates and prompts of the upstreams the session
 // reaches (it holds at least one of their tools), and nothing of the others.
 func (s *session) syncExtras(ups []*upstream) {
+	s.mu.Lock()
+	s.reached = ups
+	s.mu.Unlock()
 	want := map[string]*extra{}
 	for _, u := range ups {
 		resources, templates, prompts := u.extras()
@@ -380,13 +397,59 @@ func (s *session) getPrompt(x *extra) mcp.PromptHandler {
 	}
 }
 
-// subscribe passes a resource subscription to the upstream that serves the resource.
+// subscribe passes a resource subscription to the upstream that serves the resource. A URI
+// the upstreams did not list (resources can exist without being listed) goes to the first
+// upstream the session reaches that takes subscriptions and accepts it.
 func (s *session) subscribe(ctx context.Context, uri string, on bool) error {
-	u := s.owner(uri)
-	if u == nil {
-		return fmt.Errorf("no resource %s is passed through to this session", uri)
+	s.mu.Lock()
+	held := s.subs[uri]
+	reached := s.reached
+	s.mu.Unlock()
+	if !on {
+		if held == nil {
+			return nil // nothing to stop
+		}
+		s.mu.Lock()
+		delete(s.subs, uri)
+		s.mu.Unlock()
+		return held.subscribe(ctx, uri, false)
 	}
-	return u.subscribe(ctx, uri, on)
+	if held != nil {
+		return nil // already subscribed
+	}
+	candidates := reached
+	if u := s.owner(uri); u != nil {
+		candidates = []*upstream{u}
+	}
+	err := fmt.Errorf("no upstream of this session serves %s", uri)
+	for _, u := range candidates {
+		if !u.subscribes(ctx) {
+			continue
+		}
+		if err = u.subscribe(ctx, uri, true); err == nil {
+			s.mu.Lock()
+			if s.subs == nil {
+				s.subs = map[string]*upstream{}
+			}
+			s.subs[uri] = u
+			s.mu.Unlock()
+			return nil
+		}
+	}
+	return err
+}
+
+// unsubscribeAll ends the session's subscriptions, when it ends.
+func (s *session) unsubscribeAll(ctx context.Context) {
+	s.mu.Lock()
+	subs := s.subs
+	s.subs = nil
+	s.mu.Unlock()
+	for uri, u := range subs {
+		if err := u.subscribe(ctx, uri, false); err != nil {
+			s.g.logger.Warn("a resource subscription could not be ended", "uri", uri, "err", err)
+		}
+	}
 }
 
 // owner is the upstream of a resource the session passes through (by exact URI, else by a
@@ -407,8 +470,13 @@ func (s *session) owner(uri string) *upstream {
 	return nil
 }
 
-// serves reports whether the session passes the resource through.
-func (s *session) serves(uri string) bool { return s.owner(uri) != nil }
+// serves reports whether the session passes the resource through, or subscribed to it.
+func (s *session) serves(uri string) bool {
+	s.mu.Lock()
+	_, subscribed := s.subs[uri]
+	s.mu.Unlock()
+	return subscribed || s.owner(uri) != nil
+}
 
 // note records a passed-through read (a resource, a prompt): who read what, and whether it
 // worked.
@@ -534,19 +602,23 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // unlisted refuses a call of a tool the session does not list: outside its surface
-// (permission_denied), or one Warden cannot serve (unsupported_tool).
+// (permission_denied), withheld because its upstream changed its pinned definition
+// (pin_mismatch), or one Warden cannot serve (unsupported_tool).
 func (s *session) unlisted(ctx context.Context, name string) *mcp.CallToolResult {
 	gs := s.gs.Load()
 	code, detail := verdict.PermissionDenied, "the tool is not part of this session's surface"
-	if gs.Review.Surface.Has(name) {
+	if sf := gs.Review.Surface; sf.Has(name) {
 		code, detail = verdict.UnsupportedTool, "the tool is in the surface, but Warden does not serve it (its upstream is not connected, or the harness runs it)"
+		if why, held := s.pinHeldFor(ctx, sf, name); held {
+			code, detail = verdict.PinMismatch, why
+		}
 	}
 	s.record(ctx, name, nil, code, detail)
 	return refusal([]review.Blocker{{Code: code, Detail: detail, Decision: verdict.Deny}})
 }
 
 // record appends a denial the gateway decided itself (before the gate).
-func (s *session) record(ctx context.Context, tool string, args map[string]any, code verdict.Code, detail string) {
+func (s *session) record(ctx context.Context, tool string, args map[string]any, code verdict.Code, detail string) error {
 	gs := s.gs.Load()
 	sf := gs.Review.Surface
 	e := &audit.Event{Time: s.g.o.Gate.Now(), Kind: audit.KindDecision, Tenant: sf.Tenant().ID, Session: s.id,
@@ -559,9 +631,11 @@ func (s *session) record(ctx context.Context, tool string, args map[string]any, 
 	if gs.Run != nil {
 		e.Run = gs.Run.ID
 	}
-	if err := s.g.o.Store.Append(context.WithoutCancel(ctx), e); err != nil {
+	err := s.g.o.Store.Append(context.WithoutCancel(ctx), e)
+	if err != nil {
 		s.g.logger.Error("a refused call could not be recorded", "tool", tool, "err", err)
 	}
+	return err
 }
 
 // refusal is the result the model sees for a call that did not run.
@@ -655,7 +729,7 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		}
 		res = m
 	default:
-		r, err := e.up.call(ctx, e.remote, args)
+		r, err := e.up.call(ctx, e.remote, args, e.tool.Effect == policy.EffectRead)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
@@ -929,6 +1003,7 @@ func (s *session) end(ctx context.Context) {
 			_ = ss.Close()
 		}
 	}
+	s.unsubscribeAll(context.WithoutCancel(ctx))
 	s.endRun(ctx)
 	if s.secrets != nil {
 		s.secrets.Forget()

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -38,7 +39,8 @@ type upstream struct {
 	templates []*mcp.ResourceTemplate
 	prompts   []*mcp.Prompt
 	onUpdate  func(*mcp.ResourceUpdatedNotificationParams)
-	err       error // the last connect error, while not connected
+	subs      map[string]int // resource subscriptions, by URI: how many sessions hold each
+	err       error          // the last connect error, while not connected
 	retryAt   time.Time
 }
 
@@ -125,7 +127,7 @@ func (u *upstream) dial(ctx context.Context) error {
 	})
 	var transport mcp.Transport
 	if up.URL != "" {
-		hc := &http.Client{Transport: &headerTransport{base: http.DefaultTransport, header: up.CredentialHeader,
+		hc := &http.Client{Transport: &headerTransport{base: upstreamTransport, header: up.CredentialHeader,
 			prefix: up.CredentialPrefix, value: u.credentialValue()}}
 		transport = &mcp.StreamableClientTransport{Endpoint: up.URL, HTTPClient: hc, DisableStandaloneSSE: false}
 	} else {
@@ -254,8 +256,26 @@ func (u *upstream) getPrompt(ctx context.Context, name string, args map[string]s
 	return cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: name, Arguments: args})
 }
 
-// subscribe asks the upstream for updates of a resource (or stops them).
+// subscribe asks the upstream for updates of a resource (or stops them). Sessions share an
+// upstream, so subscriptions are counted: the upstream is asked when the first session
+// subscribes and told when the last one unsubscribes.
 func (u *upstream) subscribe(ctx context.Context, uri string, on bool) error {
+	u.mu.Lock()
+	n := u.subs[uri]
+	switch {
+	case on && n > 0, !on && n > 1:
+		if on {
+			u.subs[uri]++
+		} else {
+			u.subs[uri]--
+		}
+		u.mu.Unlock()
+		return nil
+	case !on && n == 0:
+		u.mu.Unlock()
+		return nil
+	}
+	u.mu.Unlock()
 	cs, err := u.client(ctx)
 	if err != nil {
 		return err
@@ -263,9 +283,34 @@ func (u *upstream) subscribe(ctx context.Context, uri string, on bool) error {
 	ctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
 	defer cancel()
 	if on {
-		return cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	} else {
+		err = cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	}
-	return cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	if err != nil {
+		return err
+	}
+	u.mu.Lock()
+	if u.subs == nil {
+		u.subs = map[string]int{}
+	}
+	if on {
+		u.subs[uri]++
+	} else if u.subs[uri]--; u.subs[uri] <= 0 {
+		delete(u.subs, uri)
+	}
+	u.mu.Unlock()
+	return nil
+}
+
+// subscribes reports whether the upstream says it takes resource subscriptions.
+func (u *upstream) subscribes(ctx context.Context) bool {
+	cs, err := u.client(ctx)
+	if err != nil {
+		return false
+	}
+	r := cs.InitializeResult()
+	return r != nil && r.Capabilities != nil && r.Capabilities.Resources != nil && r.Capabilities.Resources.Subscribe
 }
 
 // refresh lists the catalog again after the upstream said it changed.
@@ -298,9 +343,12 @@ func (u *upstream) catalog() map[string]*mcp.Tool {
 	return u.tools
 }
 
-// call calls one tool, with the connector's timeout; on a broken connection it reconnects and
-// tries once more.
-func (u *upstream) call(ctx context.Context, name string, args map[string]any) (*mcp.CallToolResult, error) {
+// call calls one tool, with the connector's timeout.
+//
+// A call that finds the connection broken is tried once more on a new connection only when
+// retry is set (the tool only reads): a write may already have happened before the upstream
+// went away, and doing it twice is worse than failing.
+func (u *upstream) call(ctx context.Context, name string, args map[string]any, retry bool) (*mcp.CallToolResult, error) {
 	for attempt := 0; ; attempt++ {
 		if err := u.connect(ctx); err != nil {
 			return nil, err
@@ -321,13 +369,34 @@ func (u *upstream) call(ctx context.Context, name string, args map[string]any) (
 			return nil, fmt.Errorf("connector %s did not answer within %s", u.server.ID, u.server.Upstream.Timeout)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case attempt == 0 && isBroken(err):
+		case attempt == 0 && retry && isBroken(err):
 			u.drop(cs)
 			continue
+		case !retry && isBroken(err):
+			u.drop(cs)
+			return nil, fmt.Errorf("connector %s closed its connection during the call (has it crashed?); the call is not repeated, since the tool may change something and may have run: %w", u.server.ID, err)
+		case isBroken(err):
+			// The SDK's words for this are bare ("EOF"): say what happened.
+			return nil, fmt.Errorf("connector %s closed its connection during the call, again after reconnecting (has it crashed?): %w", u.server.ID, err)
+		case errors.As(err, new(*json.SyntaxError)):
+			// The upstream wrote something that is not JSON-RPC (a stray print on a stdio
+			// server's stdout): the SDK dropped the connection, and the next call reconnects.
+			// This one is not tried again: the tool may have run.
+			return nil, fmt.Errorf("connector %s answered with something that is not JSON-RPC, and its connection was dropped: %w", u.server.ID, err)
 		}
 		return nil, fmt.Errorf("connector %s: %w", u.server.ID, err)
 	}
 }
+
+// upstreamTransport carries the calls of every HTTP upstream. Sessions share one connection per
+// upstream, so many calls to one host are in flight at once: http.DefaultTransport keeps only
+// two idle connections per host and would open (and close) a new one for most of them.
+var upstreamTransport = func() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 256
+	return t
+}()
 
 func isBroken(err error) bool {
 	return errors.Is(err, mcp.ErrConnectionClosed) || strings.Contains(err.Error(), "connection closed") ||
