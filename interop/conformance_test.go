@@ -1,0 +1,158 @@
+package interop
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// scenario is one line of the conformance suite's summary.
+type scenario struct {
+	passed, failed int
+}
+
+var (
+	ansi        = regexp.MustCompile(`\x1b\[[0-9;]*m`)
+	summaryLine = regexp.MustCompile(`^[✓✗]\s+(\S+):\s+(\d+) passed, (\d+) failed`)
+)
+
+// conformance runs the MCP conformance suite's server scenarios against url and returns each
+// scenario's counts.
+func conformance(t *testing.T, modules, url string) map[string]scenario {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(modules, ".bin", "conformance"), "server", "--url", url, "-o", t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the conformance suite did not finish: %v\n%s", err, out)
+	}
+	// The suite exits non-zero when any scenario fails; the summary says which.
+	got := map[string]scenario{}
+	for _, line := range strings.Split(ansi.ReplaceAllString(string(out), ""), "\n") {
+		m := summaryLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		p, _ := strconv.Atoi(m[2])
+		f, _ := strconv.Atoi(m[3])
+		got[m[1]] = scenario{passed: p, failed: f}
+	}
+	if len(got) == 0 {
+		t.Fatalf("no scenario results in the conformance suite's output (%v):\n%s", err, out)
+	}
+	return got
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// everythingHTTP runs server-everything over streamable HTTP and returns its MCP URL.
+func everythingHTTP(t *testing.T, modules string) string {
+	t.Helper()
+	port := freePort(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, filepath.Join(modules, ".bin", "mcp-server-everything"), "streamableHttp")
+	cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); _ = cmd.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if c, err := net.Dial("tcp", addr); err == nil {
+			c.Close()
+			return "http://" + addr + "/mcp"
+		}
+	}
+	t.Fatal("server-everything did not listen in 30 s")
+	return ""
+}
+
+// withBearer is a reverse proxy that adds the session token to every request: the suite has
+// no option for a header, and Warden refuses requests without one.
+func withBearer(t *testing.T, target, token string) string {
+	t.Helper()
+	u, err := url.Parse(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(r *httputil.ProxyRequest) {
+			r.SetURL(&url.URL{Scheme: u.Scheme, Host: u.Host})
+			r.Out.URL.Path = u.Path
+			r.Out.Header.Set("Authorization", "Bearer "+token)
+		},
+		FlushInterval: -1, // server-sent events pass at once
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv.URL + "/mcp"
+}
+
+// Every conformance scenario that passes against server-everything directly passes through
+// Warden, with a policy that grants everything, server-everything as its stdio upstream.
+func TestConformanceThroughWarden(t *testing.T) {
+	modules := peers(t)
+	direct := conformance(t, modules, everythingHTTP(t, modules))
+
+	dir := t.TempDir()
+	policy := fmt.Sprintf(`
+version: 1
+connectors:
+  - id: everything
+    effect: read
+    discover: true
+    upstream: {command: [%q, stdio]}
+tenants:
+  - id: default
+    connections: [{id: everything, connector: everything}]
+`, filepath.Join(modules, ".bin", "mcp-server-everything"))
+	if err := os.WriteFile(filepath.Join(dir, "warden.yaml"), []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, dir, nil)
+	through := conformance(t, modules, withBearer(t, s.url, s.clientToken))
+
+	names := make([]string, 0, len(direct))
+	for name := range direct {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var dp, df, wp, wf int
+	for _, name := range names {
+		d, w := direct[name], through[name]
+		dp, df, wp, wf = dp+d.passed, df+d.failed, wp+w.passed, wf+w.failed
+		t.Logf("%-32s direct %d passed %d failed; through Warden %d passed %d failed", name, d.passed, d.failed, w.passed, w.failed)
+		if d.failed == 0 && d.passed > 0 && (w.failed > 0 || w.passed < d.passed) {
+			t.Errorf("%s passes directly (%d checks) but not through Warden (%d passed, %d failed)", name, d.passed, w.passed, w.failed)
+		}
+	}
+	t.Logf("conformance: directly %d passed, %d failed; through Warden %d passed, %d failed (%d scenarios)", dp, df, wp, wf, len(names))
+	for name := range through {
+		if _, ok := direct[name]; !ok {
+			t.Logf("%s ran only through Warden", name)
+		}
+	}
+	_ = http.StatusOK
+}

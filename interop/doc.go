@@ -1,0 +1,9 @@
+// Package interop holds Warden's tests against real MCP peers from the npm registry (M4): the
+// official TypeScript SDK client against `warden serve`, the reference servers (everything,
+// filesystem, memory) as stdio upstreams behind it, and the MCP conformance suite run against
+// server-everything directly and through Warden.
+//
+// The peers are pinned in package.json and package-lock.json; the tests install them with
+// `npm ci` when node_modules is missing. Without node the tests skip, unless
+// WARDEN_INTEROP=require (set by .ci/run), which makes a missing node a failure.
+package interop
