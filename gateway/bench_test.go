@@ -41,15 +41,21 @@ import (
 // run with as many clients in the same process (absent when direct did not run, as with
 // -bench ToolsCall/warden). upstream-dials/op counts the TCP connections the upstream accepted
 // per call: the gateway's connection churn towards it, not the clients'.
+//
+// A third kind, proxy, is the floor any proxy built on the go-sdk pays: a bare go-sdk server
+// whose echo forwards the call to the upstream with a go-sdk client, and does nothing else.
+// Its added latency is the second MCP hop; warden's over-proxy-p50-ns is what Warden's own
+// pipeline adds on top of that hop.
 func BenchmarkToolsCall(b *testing.B) {
 	br := newBenchRig(b)
 	direct := map[int][2]time.Duration{} // clients → p50, p99 of the last direct run
-	for _, kind := range []string{"direct", "warden"} {
+	proxy := map[int]time.Duration{}     // clients → p50 of the last proxy run
+	for _, kind := range []string{"direct", "proxy", "warden"} {
 		b.Run(kind, func(b *testing.B) {
 			for _, clients := range []int{1, 32} {
 				sessions := make([]*mcp.ClientSession, clients)
 				for i := range sessions {
-					sessions[i] = br.dial(b, kind == "warden")
+					sessions[i] = br.dial(b, kind)
 				}
 				tool := "echo"
 				if kind == "warden" {
@@ -62,6 +68,11 @@ func BenchmarkToolsCall(b *testing.B) {
 					} else if d, ok := direct[clients]; ok {
 						b.ReportMetric(float64(p50-d[0]), "added-p50-ns")
 						b.ReportMetric(float64(p99-d[1]), "added-p99-ns")
+					}
+					if kind == "proxy" {
+						proxy[clients] = p50
+					} else if p, ok := proxy[clients]; ok && kind == "warden" {
+						b.ReportMetric(float64(p50-p), "over-proxy-p50-ns")
 					}
 				})
 				for _, cs := range sessions {
@@ -78,10 +89,10 @@ func BenchmarkToolsCall(b *testing.B) {
 // benchRig is a gateway on a SQLite store in a temporary directory, in front of an in-process
 // upstream, both served over loopback HTTP.
 type benchRig struct {
-	upURL, gwURL string
-	secret       string
-	dials        atomic.Int64 // TCP connections the upstream accepted
-	pending      atomic.Int64 // approval cards parked (there must be none)
+	upURL, gwURL, proxyURL string
+	secret                 string
+	dials                  atomic.Int64 // TCP connections the upstream accepted
+	pending                atomic.Int64 // approval cards parked (there must be none)
 
 	mu         sync.Mutex
 	transports []*http.Transport
@@ -125,6 +136,25 @@ func newBenchRig(b *testing.B) *benchRig {
 	upSrv.Start()
 	b.Cleanup(upSrv.Close) // last: the gateway's own upstream connection is closed before
 	br.upURL = upSrv.URL
+
+	// The bare go-sdk proxy: one client session to the upstream, shared by its callers, as the
+	// gateway shares its upstream connection.
+	pc := mcp.NewClient(&mcp.Implementation{Name: "proxy", Version: "1"}, nil)
+	pcs, err := pc.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: br.upURL,
+		HTTPClient: &http.Client{Transport: upstreamTransport}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { pcs.Close() })
+	ps := mcp.NewServer(&mcp.Implementation{Name: "proxy", Version: "1"}, &mcp.ServerOptions{Logger: logger})
+	ps.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return pcs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: req.Params.Arguments})
+		})
+	proxySrv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return ps },
+		&mcp.StreamableHTTPOptions{Logger: logger}))
+	b.Cleanup(proxySrv.Close)
+	br.proxyURL = proxySrv.URL
 
 	dir := b.TempDir()
 	db, err := sqlite.Open(ctx, filepath.Join(dir, "warden.db"))
@@ -181,15 +211,12 @@ func newBenchRig(b *testing.B) *benchRig {
 	return br
 }
 
-// dial opens a client session, to the gateway or directly to the upstream, with HTTP
-// connections of its own. Both carry the bearer token (the upstream ignores it), so that the
-// clients do the same work.
-func (br *benchRig) dial(b *testing.B, warden bool) *mcp.ClientSession {
+// dial opens a client session (kind direct, proxy or warden), with HTTP connections of its
+// own. All carry the bearer token (the upstream and the proxy ignore it), so that the clients
+// do the same work.
+func (br *benchRig) dial(b *testing.B, kind string) *mcp.ClientSession {
 	b.Helper()
-	endpoint := br.upURL
-	if warden {
-		endpoint = br.gwURL
-	}
+	endpoint := map[string]string{"direct": br.upURL, "proxy": br.proxyURL, "warden": br.gwURL}[kind]
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	br.mu.Lock()
 	br.transports = append(br.transports, tr)
