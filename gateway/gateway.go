@@ -227,7 +227,16 @@ func (g *Gateway) Handler() http.Handler {
 				return
 			}
 		}
-		if id == "" && slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "initialize" }) {
+		initialize := slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "initialize" })
+		if id == "" && r.Method == http.MethodPost && !initialize &&
+			slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method != "server/discover" && knownMethod(m.Method) }) {
+			// A known method outside any session: nothing can serve it. (server/discover is a
+			// newer client's probe and is answered; unknown methods get their own error below.)
+			g.refuse(w, r, tok, rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest, code: "session_required",
+				msg: "this request names no session (Mcp-Session-Id): a session begins with initialize", id: onlyID(msgs)})
+			return
+		}
+		if id == "" && initialize {
 			// A new MCP session: open its Warden session (surface, run, workspace) first.
 			s, err := g.open(ctx, tok)
 			if err != nil {
@@ -245,6 +254,18 @@ func (g *Gateway) Handler() http.Handler {
 		mcpHandler.ServeHTTP(held, r.WithContext(ctx))
 		held.finish(g, r, tok, msgs)
 	})
+}
+
+// knownMethod reports whether a method is one of MCP's that a session serves.
+func knownMethod(m string) bool {
+	switch m {
+	case "ping", "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list",
+		"resources/subscribe", "resources/unsubscribe", "prompts/list", "prompts/get", "logging/setLevel",
+		"completion/complete", "notifications/initialized", "notifications/cancelled", "notifications/progress",
+		"notifications/roots/list_changed":
+		return true
+	}
+	return false
 }
 
 // maxBody bounds one MCP request (arguments included).

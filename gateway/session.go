@@ -608,7 +608,7 @@ func (s *session) unlisted(ctx context.Context, name string) *mcp.CallToolResult
 	gs := s.gs.Load()
 	code, detail := verdict.PermissionDenied, "the tool is not part of this session's surface"
 	if sf := gs.Review.Surface; sf.Has(name) {
-		code, detail = verdict.UnsupportedTool, "the tool is in the surface, but Warden does not serve it (its upstream is not connected, or the harness runs it)"
+		code, detail = verdict.UnsupportedTool, "the tool is in the surface, but Warden does not serve it now (its upstream is not connected or no longer lists it, or the harness runs it)"
 		if why, held := s.pinHeldFor(ctx, sf, name); held {
 			code, detail = verdict.PinMismatch, why
 		}
