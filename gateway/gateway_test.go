@@ -399,6 +399,21 @@ func upstreamServer(t *testing.T, hang chan struct{}) string {
 	s.AddTool(&mcp.Tool{Name: "issue_key", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(`{"name":"deploy","key":{"$wardenSensitive":{"type":"token","value":"s3cr3t-deploy-key-0042"}}}`), nil
 	})
+	// use_key declares protectedBindings: Warden gives it the values of the handles it names.
+	s.AddTool(&mcp.Tool{Name: "use_key", InputSchema: map[string]any{"type": "object", "properties": map[string]any{
+		"protectedBindings": map[string]any{"type": "object"}, "note": map[string]any{"type": "string"}}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct {
+				ProtectedBindings map[string]string
+				Note              string
+			}
+			_ = json.Unmarshal(req.Params.Arguments, &a)
+			verdict := "wrong"
+			if a.ProtectedBindings["KEY"] == "s3cr3t-deploy-key-0042" {
+				verdict = "right" // the value, not a handle
+			}
+			return text("used the " + verdict + " key " + a.ProtectedBindings["KEY"] + "; note " + a.Note), nil
+		})
 	s.AddTool(&mcp.Tool{Name: "bad_envelope", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		return text(`{"a":{"$wardenSensitive":{"type":"token","value":"first-value-1234"}},"b":{"$wardenSensitive":{"type":"nonsense","value":"x"}}}`), nil
 	})
@@ -436,7 +451,7 @@ func TestUpstreamToolsAndProtectedValues(t *testing.T) {
 	r := newRig(t, upstreamPolicy(upstreamServer(t, hang)), nil)
 	cs := r.connect(r.token("default", "person", ""), nil)
 	got := names(t, cs)
-	want := []string{"mcp__up__bad_envelope", "mcp__up__echo", "mcp__up__hang", "mcp__up__issue_key", "shell_exec"}
+	want := []string{"mcp__up__bad_envelope", "mcp__up__echo", "mcp__up__hang", "mcp__up__issue_key", "mcp__up__use_key", "shell_exec"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("tools %v, want %v", got, want)
 	}
@@ -464,6 +479,18 @@ func TestUpstreamToolsAndProtectedValues(t *testing.T) {
 	}
 	if strings.Count(out, res.Key) < 3 {
 		t.Errorf("the value and its encodings were not replaced by the handle: %s", out)
+	}
+	// A connector tool that declares protectedBindings gets the value for that call; its
+	// answer is redacted. A handle anywhere else is passed as the handle it is.
+	out, isErr = call(t, cs, "mcp__up__use_key", map[string]any{
+		"protectedBindings": map[string]any{"KEY": res.Key}, "note": res.Key})
+	if isErr || strings.Contains(out, "s3cr3t") || out != "used the right key "+res.Key+"; note "+res.Key {
+		t.Errorf("a connector call with protectedBindings: %v %s", isErr, out)
+	}
+	out, isErr = call(t, cs, "mcp__up__use_key", map[string]any{
+		"protectedBindings": map[string]any{"KEY": "protected://token/elsewhere.0000"}})
+	if !isErr || strings.Contains(out, "s3cr3t") {
+		t.Errorf("a binding of an unknown handle: %v %s", isErr, out)
 	}
 	// A malformed envelope withholds the whole result.
 	out, isErr = call(t, cs, "mcp__up__bad_envelope", nil)

@@ -66,6 +66,9 @@ type entry struct {
 	remote string             // the upstream's name for it
 	schema *jsonschema.Schema // nil: left to the upstream to enforce
 	digest string             // of the definition, to notice a change
+	// binds: an upstream tool whose input schema declares protectedBindings; Warden resolves
+	// the handles in that argument to their values for this call only.
+	binds bool
 }
 
 // An extra is a resource, resource template or prompt of an upstream that a session passes
@@ -499,8 +502,19 @@ func newEntry(t *policy.Tool, def *mcp.Tool, u *upstream, remote string) *entry 
 	b, _ := json.Marshal(def)
 	e.digest = string(b)
 	e.schema = compileSchema(def.InputSchema)
+	if u != nil {
+		var in struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if b, err := json.Marshal(def.InputSchema); err == nil && json.Unmarshal(b, &in) == nil {
+			_, e.binds = in.Properties[protectedBindings]
+		}
+	}
 	return e
 }
+
+// protectedBindings is the argument that binds names to protected:// handles.
+const protectedBindings = "protectedBindings"
 
 // compileSchema compiles a tool's input schema for checking arguments; a schema that cannot be
 // compiled (a remote reference, a dialect the validator does not know) is left to the tool.
@@ -729,7 +743,24 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		}
 		res = m
 	default:
-		r, err := e.up.call(ctx, e.remote, args, e.tool.Effect == policy.EffectRead)
+		send := args
+		if e.binds {
+			values, err := s.resolveBindings(protectedBindings, args[protectedBindings])
+			if err != nil {
+				return nil, err
+			}
+			if values != nil {
+				// The values go to the upstream in this call only; the audit trail, and
+				// anything the model sees, hold the handles.
+				send = maps.Clone(args)
+				bound := make(map[string]any, len(values))
+				for k, v := range values {
+					bound[k] = v
+				}
+				send[protectedBindings] = bound
+			}
+		}
+		r, err := e.up.call(ctx, e.remote, send, e.tool.Effect == policy.EffectRead)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
@@ -826,8 +857,13 @@ func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]
 	if !ok {
 		return nil, nil
 	}
-	raw, ok := args[field]
-	if !ok || raw == nil {
+	return s.resolveBindings(field, args[field])
+}
+
+// resolveBindings resolves an argument of names to protected:// handles into the values, for
+// one process or one call.
+func (s *session) resolveBindings(field string, raw any) (map[string]string, error) {
+	if raw == nil {
 		return nil, nil
 	}
 	m, ok := raw.(map[string]any)
