@@ -734,3 +734,44 @@ tenants:
 	}
 	goodStillServed(t, cs, "another connector's catalog changed")
 }
+
+// An upstream that accepts connections and never answers holds up no session: a new session
+// lists what is there after a short wait, the other connector's tools work, and the stuck
+// connector's tools are simply not listed while it does not answer.
+func TestUpstreamThatNeverAnswersHoldsUpNoSession(t *testing.T) {
+	release := make(chan struct{})
+	stuck := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(stuck.Close)
+	t.Cleanup(func() { close(release) }) // runs first: the handlers return, and the server can close
+	hang := make(chan struct{})
+	t.Cleanup(func() { close(hang) })
+	src := fmt.Sprintf(`
+version: 1
+connectors:
+  - {id: good, effect: read, discover: true, upstream: {url: %q, timeoutMs: 20000}}
+  - {id: stuck, effect: read, discover: true, upstream: {url: %q, timeoutMs: 120000}}
+tenants:
+  - id: acme
+    connections: [{id: good, connector: good}, {id: stuck, connector: stuck}]
+`, upstreamServer(t, hang), stuck.URL)
+	r := newRig(t, []byte(src), nil)
+	// The rig's dial gives up after 20 s, long before the stuck dial's 120 s: a session that
+	// waited for it would fail here.
+	for i := range 2 {
+		cs := r.connect(r.token("acme", "person", ""), nil)
+		got := names(t, cs)
+		if !slices.Contains(got, "mcp__good__echo") || slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "mcp__stuck__") }) {
+			t.Errorf("session %d lists %v", i, got)
+		}
+		goodStillServed(t, cs, "a stuck upstream")
+		out, isErr := call(t, cs, "mcp__stuck__anything", nil)
+		if !isErr || !strings.Contains(out, "unsupported_tool") {
+			t.Errorf("a call of the stuck connector's tool: %v %s", isErr, out)
+		}
+	}
+}

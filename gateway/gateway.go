@@ -63,6 +63,9 @@ type Options struct {
 	Workspaces string
 	// Boundaries returns a tenant's hard-block rules (nil: none).
 	Boundaries func(tenant string) *boundary.Set
+	// ConnectWait bounds how long a new session's first list waits for its connectors'
+	// upstreams to connect (default 5 s); an upstream that connects later is listed then.
+	ConnectWait time.Duration
 	// Native configures Warden's own tools (the workspace is set per tenant).
 	Native native.Options
 	Logger *slog.Logger
@@ -99,6 +102,9 @@ func New(o Options) (*Gateway, error) {
 	if o.Workspaces == "" {
 		o.Workspaces = "workspaces"
 	}
+	if o.ConnectWait <= 0 {
+		o.ConnectWait = 5 * time.Second
+	}
 	abs, err := filepath.Abs(o.Workspaces)
 	if err != nil {
 		return nil, err
@@ -119,6 +125,14 @@ func (g *Gateway) Reload(p *policy.Policy, env *policy.Env) {
 	g.resyncAll()
 }
 
+// noWait is a context that has ended: a resync lists what its upstreams have now, and waits
+// for none that is connecting (its dial's end brings another resync).
+var noWait = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
 // resyncAll recomputes every session's tools.
 func (g *Gateway) resyncAll() {
 	g.mu.Lock()
@@ -128,7 +142,7 @@ func (g *Gateway) resyncAll() {
 	}
 	g.mu.Unlock()
 	for _, s := range list {
-		if err := s.resync(context.Background()); err != nil {
+		if err := s.resync(noWait); err != nil {
 			g.logger.Warn("a session's surface could not be recomputed; it keeps no tools", "session", s.id, "err", err)
 		}
 	}

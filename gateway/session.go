@@ -150,7 +150,12 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
 	g.mu.Lock()
 	g.sessions[s.id] = s
 	g.mu.Unlock()
-	err = s.sync(ctx, sf)
+	// The first list waits a little for the session's upstreams to connect (most do in well
+	// under a second), but never for a hanging one: after ConnectWait the session lists what
+	// is there, and the rest follows with notifications/tools/list_changed.
+	wctx, cancel := context.WithTimeout(ctx, g.o.ConnectWait)
+	err = s.sync(wctx, sf)
+	cancel()
 	s.syncing.Unlock()
 	if err != nil {
 		s.end(ctx)
@@ -571,6 +576,11 @@ func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy
 		return nil
 	}
 	u, err := s.g.upstream.get(ctx, srv, cred)
+	if errors.Is(err, errConnecting) {
+		// Its tools are listed when the dial ends (the sessions are synced again then).
+		s.g.logger.Debug("a connector is still connecting; its tools are not listed yet", "connector", srv.ID, "session", s.id)
+		return nil
+	}
 	if err != nil {
 		s.g.logger.Warn("a connector could not be reached; its tools are not listed", "connector", srv.ID, "err", err)
 		return nil

@@ -40,6 +40,7 @@ type upstream struct {
 	prompts   []*mcp.Prompt
 	onUpdate  func(*mcp.ResourceUpdatedNotificationParams)
 	subs      map[string]int // resource subscriptions, by URI: how many sessions hold each
+	dialing   chan struct{}  // closed when the dial in progress ends; nil when none is
 	err       error          // the last connect error, while not connected
 	retryAt   time.Time
 }
@@ -90,26 +91,59 @@ func (p *pool) closeAll() {
 // retryDelay is how long an upstream that failed to connect is left alone before the next try.
 const retryDelay = 5 * time.Second
 
-// connect connects the upstream and discovers its catalog, if it is not connected.
+// errConnecting: the upstream is being dialled, and the caller stopped waiting.
+var errConnecting = errors.New("still connecting")
+
+// connect connects the upstream and discovers its catalog, if it is not connected, waiting
+// for the dial (its own or one in progress) until ctx ends.
 func (u *upstream) connect(ctx context.Context) error {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.session != nil {
-		return nil
+	for {
+		u.mu.Lock()
+		if u.session != nil {
+			u.mu.Unlock()
+			return nil
+		}
+		if u.dialing == nil {
+			if u.err != nil && time.Now().Before(u.retryAt) {
+				err := u.err
+				u.mu.Unlock()
+				return err
+			}
+			u.dialing = make(chan struct{})
+			go u.dialNow(u.dialing)
+		}
+		dialing := u.dialing
+		u.mu.Unlock()
+		select {
+		case <-dialing:
+			// Connected, or failed (and u.err says why): look again.
+		case <-ctx.Done():
+			return fmt.Errorf("connector %s: %w", u.server.ID, errConnecting)
+		}
 	}
-	if u.err != nil && time.Now().Before(u.retryAt) {
-		return u.err
-	}
-	err := u.dial(ctx)
-	if err != nil {
-		u.err, u.retryAt = err, time.Now().Add(retryDelay)
-		return err
-	}
-	u.err = nil
-	return nil
 }
 
-// dial connects and lists the catalog; u.mu is held.
+// dialNow dials the upstream in the background, with the connector's own timeout: no caller
+// holds a lock while it runs, and a caller that stops waiting does not end it for the others.
+// A success tells the sessions (their lists may now hold the connector's tools).
+func (u *upstream) dialNow(done chan struct{}) {
+	ctx, cancel := context.WithTimeout(context.Background(), u.server.Upstream.Timeout)
+	defer cancel()
+	err := u.dial(ctx)
+	u.mu.Lock()
+	if err != nil {
+		u.err, u.retryAt = err, time.Now().Add(retryDelay)
+	} else {
+		u.err = nil
+	}
+	u.dialing = nil
+	u.mu.Unlock()
+	close(done)
+	if err == nil && u.onList != nil {
+		u.onList()
+	}
+}
+
 func (u *upstream) dial(ctx context.Context) error {
 	up := u.server.Upstream
 	if up == nil {
@@ -147,8 +181,10 @@ func (u *upstream) dial(ctx context.Context) error {
 		cs.Close()
 		return fmt.Errorf("list the catalog of %s: %w", u.server.ID, err)
 	}
+	u.mu.Lock()
 	u.session = cs
 	u.setListing(l)
+	u.mu.Unlock()
 	go func() {
 		// When the upstream goes away, the next call reconnects.
 		_ = cs.Wait()
@@ -406,19 +442,23 @@ func isBroken(err error) bool {
 // drop forgets a connection that broke, so the next call dials again.
 func (u *upstream) drop(cs *mcp.ClientSession) {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.session == cs {
+	mine := u.session == cs
+	if mine {
 		u.session = nil
-		cs.Close()
+	}
+	u.mu.Unlock()
+	if mine {
+		cs.Close() // outside the lock: a stdio process may take seconds to stop
 	}
 }
 
 func (u *upstream) close() {
 	u.mu.Lock()
-	defer u.mu.Unlock()
-	if u.session != nil {
-		u.session.Close()
-		u.session = nil
+	cs := u.session
+	u.session = nil
+	u.mu.Unlock()
+	if cs != nil {
+		cs.Close()
 	}
 }
 
