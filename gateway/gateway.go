@@ -84,6 +84,7 @@ type Gateway struct {
 	children map[string]*child   // subagent tokens, by hash: alive while their parent is
 	stdio    atomic.Bool
 	pins     pinLog // the pin mismatches recorded, once each
+	hints    pinLog // the understated effects warned of, once each
 }
 
 type snapshot struct {
@@ -111,7 +112,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	o.Workspaces = abs
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
-		pins: pinLog{seen: map[string]bool{}}}
+		pins: pinLog{seen: map[string]bool{}}, hints: pinLog{seen: map[string]bool{}}}
 	g.snapshot.Store(&snapshot{p: o.Policy, env: o.Env})
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
 	return g, nil

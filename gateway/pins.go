@@ -162,7 +162,8 @@ func pinDetail(name, pinned, observed string) string {
 }
 
 // A pinLog remembers the pin mismatches a gateway has recorded, so each (connector, tool,
-// observed digest) is recorded once per process, not once per session or per list.
+// observed digest) is recorded once per process, not once per session or per list. It also
+// serves for other things said once (understated effects).
 type pinLog struct {
 	mu   sync.Mutex
 	seen map[string]bool

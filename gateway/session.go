@@ -277,7 +277,8 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 			if !t.Pattern {
 				if def, ok := cat[strings.TrimPrefix(name, prefix)]; ok {
 					if !s.pinHeld(ctx, t.Server, name, def) {
-						out[name] = newEntry(t, renamed(def, name), u, def.Name)
+						out[name] = newEntry(t, renamed(def, name, t), u, def.Name)
+						s.g.warnUnderstated(name, t, def.Annotations)
 					}
 				} else {
 					s.g.logger.Warn("a tool of the policy is not in its upstream's catalog", "tool", name)
@@ -287,7 +288,8 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 			for remote, def := range cat {
 				full := prefix + remote
 				if pt, ok := sf.Policy().Tool(full); ok && pt == t && sf.Has(full) && !s.pinHeld(ctx, t.Server, full, def) {
-					out[full] = newEntry(t, renamed(def, full), u, remote)
+					out[full] = newEntry(t, renamed(def, full, t), u, remote)
+					s.g.warnUnderstated(full, t, def.Annotations)
 				}
 			}
 		}
@@ -544,9 +546,10 @@ func compileSchema(schema any) *jsonschema.Schema {
 }
 
 // renamed is an upstream's tool under its namespaced name.
-func renamed(def *mcp.Tool, name string) *mcp.Tool {
+func renamed(def *mcp.Tool, name string, t *policy.Tool) *mcp.Tool {
 	c := *def
 	c.Name = name
+	c.Annotations = policyAnnotations(t, def.Annotations)
 	if c.InputSchema == nil {
 		c.InputSchema = map[string]any{"type": "object"}
 	}

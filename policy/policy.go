@@ -99,14 +99,23 @@ func (p *Policy) discovered(name string) (*Tool, bool) {
 		return nil, false
 	}
 	t := p.tools[i]
-	for _, w := range t.Server.Withheld {
+	if t.Server.Withholds(name) {
+		return nil, false
+	}
+	return t, true
+}
+
+// Withholds reports whether the server deliberately does not build the tool: a withheld
+// entry names it, exactly or with a * pattern.
+func (s *Server) Withholds(name string) bool {
+	for _, w := range s.Withheld {
 		for _, pat := range w.Tools {
 			if globMatch(pat, name) {
-				return nil, false
+				return true
 			}
 		}
 	}
-	return t, true
+	return false
 }
 
 // ToolAt returns the tool with the given index.
