@@ -19,6 +19,7 @@ type compiler struct {
 	toolCfg   []*ToolConfig
 	roleCfg   map[string]*RoleConfig
 	firstTool map[string]Pos
+	issuers   map[string]string // managed-reference issuer → the connector that has it
 }
 
 func newCompiler(p *problems, cfg *Config) *compiler {

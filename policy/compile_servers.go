@@ -231,6 +231,16 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 			s.Upstream = c.compileUpstream(sc.ID, sc.Upstream)
 		}
 	}
+	if sc.Managed != nil {
+		switch {
+		case kind != KindConnector:
+			c.errorf(sc.At("managed"), "server %s: managed applies only to connectors", sc.ID)
+		case sc.Upstream == nil:
+			c.errorf(sc.At("managed"), "connector %s: managed references are resolved through its upstream, and it has no upstream", sc.ID)
+		default:
+			s.Managed = c.compileManaged(sc.ID, sc.Managed)
+		}
+	}
 	c.addServer(s, sc)
 	prefix := "mcp__" + sc.ID + "__"
 	for i := range sc.Tools {
@@ -547,6 +557,42 @@ func (p *Policy) WithheldFor(name string) (*Server, *Withheld, bool) {
 
 // String describes a withheld entry: "what (reason)".
 func (w *Withheld) String() string { return fmt.Sprintf("%s (%s)", w.What, w.Reason) }
+
+// compileManaged checks a connector's managed references: a named issuer that no other
+// connector has, versions, and the upstream tool that resolves a reference.
+func (c *compiler) compileManaged(id string, mc *ManagedConfig) *Managed {
+	m := &Managed{Issuer: mc.Issuer, Versions: mc.Versions, Resolve: mc.Resolve}
+	switch {
+	case mc.Issuer == "":
+		c.errorf(mc.Pos, "connector %s: managed needs the issuer its references name", id)
+		return nil
+	case !wordPattern.MatchString(mc.Issuer):
+		c.errorf(mc.At("issuer"), "connector %s: the issuer %q may hold only letters, digits, '_', '.' and '-'", id, mc.Issuer)
+		return nil
+	}
+	if other, ok := c.issuers[mc.Issuer]; ok {
+		c.errorf(mc.At("issuer"), "connector %s: the issuer %s is connector %s's already", id, mc.Issuer, other)
+		return nil
+	}
+	if c.issuers == nil {
+		c.issuers = map[string]string{}
+	}
+	c.issuers[mc.Issuer] = id
+	if len(m.Versions) == 0 {
+		m.Versions = []string{"1"}
+	}
+	for _, v := range m.Versions {
+		if v == "" {
+			c.errorf(mc.At("versions"), "connector %s: a managed-reference version must not be empty", id)
+			return nil
+		}
+	}
+	if !toolPartPattern.MatchString(mc.Resolve) {
+		c.errorf(mc.Pos, "connector %s: managed needs resolve, the upstream tool that fetches a reference's value (its own name, without mcp__%s__)", id, id)
+		return nil
+	}
+	return m
+}
 
 // compileUpstream checks how a connector is reached: exactly one of command and url, and a
 // credential injected into the right one.

@@ -121,6 +121,9 @@ type ServerConfig struct {
 	// person approved ("sha256:" and 64 lower-case hex digits; see gateway.PinDigest). A tool
 	// whose upstream definition no longer has that digest is withheld until the pin changes.
 	Pins Pins `yaml:"pins"`
+	// Managed (connectors with an upstream only): the connector issues managed references
+	// ($wardenManaged) to secrets it holds, and resolves them.
+	Managed *ManagedConfig `yaml:"managed"`
 	// Tools is the server's tool catalog.
 	Tools []ToolConfig `yaml:"tools"`
 	// Withheld lists what the server deliberately does not build, and why.
@@ -417,4 +420,18 @@ type Pins []Pin
 type Pin struct {
 	Tool   Name
 	Digest Name
+}
+
+// ManagedConfig says that a connector issues managed references and how Warden resolves them.
+type ManagedConfig struct {
+	Node `yaml:"-"`
+
+	// Issuer is the issuer the connector's references name; no two connectors share one.
+	Issuer string `yaml:"issuer"`
+	// Versions are the reference versions accepted (default ["1"]).
+	Versions []string `yaml:"versions"`
+	// Resolve is the upstream tool (its own name, as the upstream lists it) that Warden calls
+	// with {"ref": REF} to fetch a reference's value; it answers with one $wardenSensitive
+	// envelope.
+	Resolve string `yaml:"resolve"`
 }

@@ -883,6 +883,43 @@ connectors:
 		want: []string{`6:9: mcp__shop__delete_all is in the catalog of shop but also withheld (mcp__shop__delete_*, line 8): a tool is one or the other`},
 	},
 
+	// ---- managed references
+	{
+		name: "managed on a platform server",
+		give: "servers:\n  - id: memory\n    effect: read\n    managed: {issuer: mem, resolve: get}\n    tools: [{name: mcp__memory__read}]\n",
+		want: []string{`4:14: server memory: managed applies only to connectors`},
+	},
+	{
+		name: "managed without an upstream",
+		give: "connectors:\n  - id: vault\n    effect: read\n    managed: {issuer: vault, resolve: get}\n    tools: [{name: mcp__vault__list}]\n",
+		want: []string{`4:14: connector vault: managed references are resolved through its upstream, and it has no upstream`},
+	},
+	{
+		name: "managed without an issuer",
+		give: "connectors:\n  - id: vault\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    managed: {resolve: get}\n    tools: [{name: mcp__vault__list}]\n",
+		want: []string{`5:14: connector vault: managed needs the issuer its references name`},
+	},
+	{
+		name: "a managed issuer with a space",
+		give: "connectors:\n  - id: vault\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    managed: {issuer: \"vault example\", resolve: get}\n    tools: [{name: mcp__vault__list}]\n",
+		want: []string{`5:24: connector vault: the issuer "vault example" may hold only letters, digits, '_', '.' and '-'`},
+	},
+	{
+		name: "two connectors with one issuer",
+		give: "connectors:\n  - id: vault\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    managed: {issuer: v, resolve: get}\n    tools: [{name: mcp__vault__list}]\n  - id: safe\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    managed: {issuer: v, resolve: get}\n    tools: [{name: mcp__safe__list}]\n",
+		want: []string{`10:23: connector safe: the issuer v is connector vault's already`},
+	},
+	{
+		name: "an empty managed version",
+		give: "connectors:\n  - id: vault\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    managed: {issuer: v, versions: [\"\"], resolve: get}\n    tools: [{name: mcp__vault__list}]\n",
+		want: []string{`5:36: connector vault: a managed-reference version must not be empty`},
+	},
+	{
+		name: "managed without resolve",
+		give: "connectors:\n  - id: vault\n    effect: read\n    upstream: {url: \"http://x/mcp\"}\n    managed: {issuer: v}\n    tools: [{name: mcp__vault__list}]\n",
+		want: []string{`5:14: connector vault: managed needs resolve, the upstream tool that fetches a reference's value (its own name, without mcp__vault__)`},
+	},
+
 	// ---- pins
 	{
 		name: "pins on a platform server",

@@ -105,6 +105,15 @@ func (p *Policy) discovered(name string) (*Tool, bool) {
 	return t, true
 }
 
+// Managed says how a connector's managed references ($wardenManaged) are checked and
+// resolved: references must name Issuer and one of Versions, and name the connector as their
+// provider; the gateway fetches a value by calling the upstream tool Resolve with {"ref": REF}.
+type Managed struct {
+	Issuer   string
+	Versions []string
+	Resolve  string
+}
+
 // Withholds reports whether the server deliberately does not build the tool: a withheld
 // entry names it, exactly or with a * pattern.
 func (s *Server) Withholds(name string) bool {
@@ -297,7 +306,9 @@ type Server struct {
 	// The gateway withholds a pinned tool whose upstream definition has another digest, until a
 	// person accepts the change (warden pin --accept). Nil when nothing is pinned.
 	Pins map[string]string
-	Pos  Pos
+	// Managed is set for a connector that issues managed references and resolves them.
+	Managed *Managed
+	Pos     Pos
 }
 
 // Upstream is how a connector's MCP server is reached.
