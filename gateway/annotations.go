@@ -64,10 +64,10 @@ func policyAnnotations(t *policy.Tool, up *mcp.ToolAnnotations) *mcp.ToolAnnotat
 }
 
 // warnUnderstated logs, once per tool and claim, a listed upstream tool whose policy effect is
-// milder than its annotations claim.
+// milder than its annotations explicitly claim.
 func (g *Gateway) warnUnderstated(name string, t *policy.Tool, up *mcp.ToolAnnotations) {
-	if !Understated(t.Effect, up) {
-		return
+	if up == nil || !Understated(t.Effect, up) {
+		return // (an upstream that claims nothing is not warned about: most claim nothing)
 	}
 	hint, why := EffectHint(up)
 	if g.hints.first(name + "\x00" + string(hint)) {

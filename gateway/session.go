@@ -126,7 +126,7 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
 		s.endRun(ctx)
 		return nil, err
 	}
-	s.secrets = secret.NewRegistry(secret.Scope{Agent: principal(tok), Session: s.id})
+	s.secrets = secret.NewRegistryWith(s.scope(), secret.Options{Issuers: issuers(sf.Policy())})
 
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "warden", Title: "Warden", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Tools are served through Warden: every call is reviewed against what it would touch, " +
@@ -275,6 +275,9 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 			prefix := "mcp__" + t.Server.ID + "__"
 			cat := u.catalog()
 			if !t.Pattern {
+				if m := t.Server.Managed; m != nil && strings.TrimPrefix(name, prefix) == m.Resolve {
+					continue // Warden's channel for managed references, not the model's
+				}
 				if def, ok := cat[strings.TrimPrefix(name, prefix)]; ok {
 					if !s.pinHeld(ctx, t.Server, name, def) {
 						out[name] = newEntry(t, renamed(def, name, t), u, def.Name)
@@ -287,6 +290,9 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 			}
 			for remote, def := range cat {
 				full := prefix + remote
+				if m := t.Server.Managed; m != nil && remote == m.Resolve {
+					continue // Warden's channel for managed references, not the model's
+				}
 				if pt, ok := sf.Policy().Tool(full); ok && pt == t && sf.Has(full) && !s.pinHeld(ctx, t.Server, full, def) {
 					out[full] = newEntry(t, renamed(def, full, t), u, remote)
 					s.g.warnUnderstated(full, t, def.Annotations)
@@ -758,7 +764,7 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 	default:
 		send := args
 		if e.binds {
-			values, err := s.resolveBindings(protectedBindings, args[protectedBindings])
+			values, err := s.resolveBindings(ctx, protectedBindings, args[protectedBindings])
 			if err != nil {
 				return nil, err
 			}
@@ -773,7 +779,7 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 				send[protectedBindings] = bound
 			}
 		}
-		r, err := e.up.call(ctx, e.remote, send, e.tool.Effect == policy.EffectRead)
+		r, err := e.up.call(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
@@ -870,12 +876,12 @@ func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]
 	if !ok {
 		return nil, nil
 	}
-	return s.resolveBindings(field, args[field])
+	return s.resolveBindings(ctx, field, args[field])
 }
 
 // resolveBindings resolves an argument of names to protected:// handles into the values, for
 // one process or one call.
-func (s *session) resolveBindings(field string, raw any) (map[string]string, error) {
+func (s *session) resolveBindings(ctx context.Context, field string, raw any) (map[string]string, error) {
 	if raw == nil {
 		return nil, nil
 	}
@@ -891,11 +897,24 @@ func (s *session) resolveBindings(field string, raw any) (map[string]string, err
 		}
 		handles[k] = h
 	}
+	// Managed references are fetched from their provider, each checked (issuer, version,
+	// lifetime, scope, current authorisation) on this use; the rest are the registry's values.
+	env := make(map[string]string, len(handles))
+	for k, h := range handles {
+		if !secret.IsManaged(h) {
+			continue
+		}
+		v, err := s.secrets.ResolveManaged(ctx, h, s.g.o.Gate.Now(), managedAuthz{s}, s.providers())
+		if err != nil {
+			return nil, fmt.Errorf("%s.%s: %w", field, k, err)
+		}
+		env[k] = v.Reveal()
+		delete(handles, k)
+	}
 	values, err := s.secrets.Resolve(handles)
 	if err != nil {
 		return nil, err
 	}
-	env := make(map[string]string, len(values))
 	for k, v := range values {
 		env[k] = v.Reveal()
 	}

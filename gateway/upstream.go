@@ -384,7 +384,9 @@ func (u *upstream) catalog() map[string]*mcp.Tool {
 // A call that finds the connection broken is tried once more on a new connection only when
 // retry is set (the tool only reads): a write may already have happened before the upstream
 // went away, and doing it twice is worse than failing.
-func (u *upstream) call(ctx context.Context, name string, args map[string]any, retry bool) (*mcp.CallToolResult, error) {
+//
+// meta goes with the call as its _meta: who is calling (see callerMeta).
+func (u *upstream) call(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool) (*mcp.CallToolResult, error) {
 	for attempt := 0; ; attempt++ {
 		if err := u.connect(ctx); err != nil {
 			return nil, err
@@ -396,7 +398,7 @@ func (u *upstream) call(ctx context.Context, name string, args map[string]any, r
 			return nil, fmt.Errorf("connector %s is not connected", u.server.ID)
 		}
 		cctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
-		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
 		cancel()
 		switch {
 		case err == nil:

@@ -48,6 +48,12 @@ const (
 	kindManaged  = "managed"
 )
 
+// IsManaged reports whether a handle is the form of a managed reference's handle (it may
+// still be unknown to a registry).
+func IsManaged(handle string) bool {
+	return strings.HasPrefix(handle, HandlePrefix+kindManaged+"/")
+}
+
 // Registry holds one session's protected values, in memory only: handles are never written
 // anywhere and die with the registry or at Forget (P5). All methods are safe for concurrent
 // use; Redact and RedactValue take no lock and never wait for the others. Use NewRegistry.
