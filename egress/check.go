@@ -1,0 +1,294 @@
+package egress
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"strings"
+)
+
+// Mode is the egress mode. The zero Mode is ModeAllowlist, so an unset mode fails closed.
+type Mode uint8
+
+// The modes.
+const (
+	// ModeAllowlist reaches only what the allowlist lists.
+	ModeAllowlist Mode = iota
+	// ModeOpen reaches every public address: everything but the never-allowed ranges, and
+	// the documentation ranges unless they are listed.
+	ModeOpen
+)
+
+func (m Mode) String() string {
+	if m == ModeOpen {
+		return "open"
+	}
+	return "allowlist"
+}
+
+// Reason is the stable code of a decision, shown to the agent, the operator and the audit
+// trail.
+type Reason string
+
+// The reasons. The first three allow; the rest deny.
+const (
+	// ReasonListed: an allowlist entry lists the host (Decision.Entry names it).
+	ReasonListed Reason = "listed"
+	// ReasonAllowedOnce: an entry added to a running proxy with AllowOnce lists the host.
+	ReasonAllowedOnce Reason = "allowed_once"
+	// ReasonOpen: the mode is open and every address is public.
+	ReasonOpen Reason = "open_mode"
+
+	// ReasonNotAllowed: the mode is allowlist and no entry lists the host.
+	ReasonNotAllowed Reason = "not_allowed"
+	// ReasonPrivate: the host is, or resolves to, a never-allowed address (loopback,
+	// private, link-local, metadata, ...) or is a name that always means one (localhost).
+	ReasonPrivate Reason = "private_address"
+	// ReasonReserved: in open mode, the host is or resolves to a documentation address that
+	// no entry lists.
+	ReasonReserved Reason = "reserved_address"
+	// ReasonUnresolvable: the name did not resolve, or resolved to no address.
+	ReasonUnresolvable Reason = "unresolvable"
+	// ReasonNotResolved: names are judged without resolving them (Options.NoResolve), and in
+	// open mode an unlisted name can only be judged by its addresses.
+	ReasonNotResolved Reason = "not_resolved"
+	// ReasonInvalidTarget: the target is not a URL or host[:port], or its host is not a valid
+	// name or address.
+	ReasonInvalidTarget Reason = "invalid_target"
+)
+
+// A Decision is the answer to one check. The zero Decision denies.
+type Decision struct {
+	// Allow is true when the target may be reached.
+	Allow bool
+	// Host is the normalised host (the target as given when it could not be parsed).
+	Host string
+	// Port is the target's port, 0 when it had none.
+	Port uint16
+	// Reason is the stable code.
+	Reason Reason
+	// Detail says why, for people.
+	Detail string
+	// Entry is the allowlist entry that listed the host, if one did.
+	Entry string
+	// Addrs are the addresses that were checked, in the resolver's order: for an allowed
+	// name, dial these and nothing else. For an address target it is that address; for a name
+	// judged without resolving it is empty.
+	Addrs []netip.Addr
+}
+
+// Verdict returns "allow" or "deny".
+func (d Decision) Verdict() string {
+	if d.Allow {
+		return "allow"
+	}
+	return "deny"
+}
+
+type decisionJSON struct {
+	Decision  string   `json:"decision"`
+	Host      string   `json:"host"`
+	Reason    Reason   `json:"reason"`
+	Detail    string   `json:"detail,omitempty"`
+	Port      uint16   `json:"port,omitempty"`
+	Entry     string   `json:"entry,omitempty"`
+	Addresses []string `json:"addresses,omitempty"`
+}
+
+// MarshalJSON writes {"decision":"allow|deny","host":...,"reason":...} and the optional
+// detail, port, entry and addresses.
+func (d Decision) MarshalJSON() ([]byte, error) {
+	j := decisionJSON{Decision: d.Verdict(), Host: d.Host, Reason: d.Reason, Detail: d.Detail, Port: d.Port, Entry: d.Entry}
+	for _, a := range d.Addrs {
+		j.Addresses = append(j.Addresses, a.String())
+	}
+	return json.Marshal(j)
+}
+
+// A Resolver looks names up. *net.Resolver implements it. It is given the normalised name
+// (ASCII, no trailing dot) and network "ip".
+type Resolver interface {
+	LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error)
+}
+
+// absoluteResolver looks names up as fully qualified (a trailing dot), so the system's search
+// domains never turn an unlisted short name into a listed or internal one.
+type absoluteResolver struct{ r *net.Resolver }
+
+func (a absoluteResolver) LookupNetIP(ctx context.Context, network, host string) ([]netip.Addr, error) {
+	return a.r.LookupNetIP(ctx, network, host+".")
+}
+
+// Options configure a Checker. The zero value is the default: allowlist mode, the default
+// allowlist, the system resolver.
+type Options struct {
+	// Mode is the egress mode.
+	Mode Mode
+	// Allowlist is the list; nil means DefaultAllowlist(). For an empty list, pass an empty
+	// one (ParseAllowlist("")).
+	Allowlist *Allowlist
+	// Resolver looks names up; nil means net.DefaultResolver, asked for fully qualified names.
+	Resolver Resolver
+	// NoResolve judges names without resolving them: a listed name is allowed as a name
+	// (Decision.Addrs is empty), any other name is denied. For what-if checks only: a Proxy
+	// needs addresses and refuses such a Checker.
+	NoResolve bool
+}
+
+// A Checker judges targets. It is immutable and safe for concurrent use.
+type Checker struct {
+	mode      Mode
+	list      *Allowlist
+	resolver  Resolver
+	noResolve bool
+}
+
+// New returns a Checker for o.
+func New(o Options) *Checker {
+	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve}
+	if c.list == nil {
+		c.list = DefaultAllowlist()
+	}
+	if c.resolver == nil {
+		c.resolver = absoluteResolver{net.DefaultResolver}
+	}
+	return c
+}
+
+// Mode returns the checker's mode.
+func (c *Checker) Mode() Mode { return c.mode }
+
+// Allowlist returns the checker's list.
+func (c *Checker) Allowlist() *Allowlist { return c.list }
+
+// Check judges a target: a URL or host[:port] (see ParseTarget).
+func (c *Checker) Check(ctx context.Context, target string) Decision {
+	return c.check(ctx, target, nil)
+}
+
+func (c *Checker) check(ctx context.Context, target string, extra *Allowlist) Decision {
+	t, err := ParseTarget(target)
+	if err != nil {
+		return Decision{Host: target, Reason: ReasonInvalidTarget, Detail: err.Error()}
+	}
+	return c.checkHost(ctx, t.Host, t.Port, extra)
+}
+
+// CheckHost judges a parsed host and port (0 for none).
+func (c *Checker) CheckHost(ctx context.Context, h Host, port uint16) Decision {
+	return c.checkHost(ctx, h, port, nil)
+}
+
+// match looks h up in the checker's list, then in extra (the entries a proxy was widened
+// with).
+func (c *Checker) match(h Host, extra *Allowlist) (string, Reason, bool) {
+	if e, ok := c.list.Match(h); ok {
+		return e, ReasonListed, true
+	}
+	if e, ok := extra.Match(h); ok {
+		return e, ReasonAllowedOnce, true
+	}
+	return "", "", false
+}
+
+func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra *Allowlist) Decision {
+	d := Decision{Host: h.String(), Port: port}
+	if !h.IsValid() {
+		d.Host, d.Reason, d.Detail = "", ReasonInvalidTarget, "no host"
+		return d
+	}
+	entry, listedBy, listed := c.match(h, extra)
+	if h.IsAddr() {
+		a := h.Addr()
+		d.Addrs = []netip.Addr{a}
+		if r, ok := Classify(a); ok && r.NeverAllowed {
+			return deny(d, ReasonPrivate, "%s is %s (%s), which is never allowed", a, r.Name, r.Prefix)
+		}
+		if listed {
+			return allow(d, listedBy, entry, "%s %s", a, listedAs(a.String(), entry))
+		}
+		if c.mode == ModeAllowlist {
+			return deny(d, ReasonNotAllowed, "%s is not on the allowlist", a)
+		}
+		if r, ok := Classify(a); ok {
+			return deny(d, ReasonReserved, "%s is %s (%s), reachable only when listed", a, r.Name, r.Prefix)
+		}
+		return allow(d, ReasonOpen, "", "%s is a public address and the mode is open", a)
+	}
+
+	name := h.Name()
+	if why, ok := forbiddenName(name); ok {
+		return deny(d, ReasonPrivate, "%s is %s, which is never allowed", name, why)
+	}
+	if !listed && c.mode == ModeAllowlist {
+		// Not resolved: an unlisted name costs no lookup, so DNS is no side channel here.
+		return deny(d, ReasonNotAllowed, "%s is not on the allowlist", name)
+	}
+	if c.noResolve {
+		if listed {
+			return allow(d, listedBy, entry, "%s %s; judged as a name, without resolving it", name, listedAs(name, entry))
+		}
+		return deny(d, ReasonNotResolved, "%s was not resolved, and in open mode an unlisted name is judged by its addresses", name)
+	}
+	addrs, err := c.resolver.LookupNetIP(ctx, "ip", name)
+	if err != nil {
+		return deny(d, ReasonUnresolvable, "%s does not resolve: %v", name, err)
+	}
+	if len(addrs) == 0 {
+		return deny(d, ReasonUnresolvable, "%s resolves to no address", name)
+	}
+	checked := make([]netip.Addr, 0, len(addrs))
+	for _, a := range addrs {
+		a = canonicalAddr(a)
+		if r, ok := Classify(a); ok && r.NeverAllowed {
+			return deny(d, ReasonPrivate, "%s resolves to %s, %s (%s), which is never allowed", name, a, r.Name, r.Prefix)
+		}
+		if !slices.Contains(checked, a) {
+			checked = append(checked, a)
+		}
+	}
+	if !listed {
+		// Open mode, unlisted name: a documentation address must be listed itself.
+		for _, a := range checked {
+			if r, ok := Classify(a); ok {
+				if _, _, ok := c.match(Host{addr: a}, extra); !ok {
+					return deny(d, ReasonReserved, "%s resolves to %s, %s (%s), reachable only when listed", name, a, r.Name, r.Prefix)
+				}
+			}
+		}
+	}
+	d.Addrs = checked
+	if listed {
+		return allow(d, listedBy, entry, "%s %s and resolves to %s", name, listedAs(name, entry), addrList(checked))
+	}
+	return allow(d, ReasonOpen, "", "%s resolves to public addresses (%s) and the mode is open", name, addrList(checked))
+}
+
+func deny(d Decision, r Reason, format string, args ...any) Decision {
+	// A denied decision carries no address, so nothing can dial one by mistake.
+	d.Allow, d.Reason, d.Detail, d.Addrs = false, r, fmt.Sprintf(format, args...), nil
+	return d
+}
+
+func allow(d Decision, r Reason, entry, format string, args ...any) Decision {
+	d.Allow, d.Reason, d.Entry, d.Detail = true, r, entry, fmt.Sprintf(format, args...)
+	return d
+}
+
+func listedAs(host, entry string) string {
+	if host == entry {
+		return "is listed"
+	}
+	return "is listed by " + entry
+}
+
+func addrList(as []netip.Addr) string {
+	s := make([]string, len(as))
+	for i, a := range as {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ", ")
+}

@@ -1,0 +1,460 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// ProxyOptions configure a Proxy. The zero value of each field is its default.
+type ProxyOptions struct {
+	// DialTimeout bounds a check's lookup and the connection to the checked addresses
+	// together. Default 10s.
+	DialTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for an upstream's response headers to a forwarded
+	// request. Default 60s.
+	ResponseHeaderTimeout time.Duration
+	// IdleTimeout closes a CONNECT tunnel with no traffic either way for this long, and an idle
+	// keep-alive connection on either side. Default 5m.
+	IdleTimeout time.Duration
+	// ReadHeaderTimeout bounds reading a client's request headers (Serve only). Default 10s.
+	ReadHeaderTimeout time.Duration
+	// OnDecision, if set, is called with every decision the proxy makes, from the request's
+	// goroutine: it must be safe for concurrent use and should not block.
+	OnDecision func(Decision)
+}
+
+// A Proxy is an HTTP forward proxy and CONNECT handler that lets through only what its Checker
+// allows, and connects only to the addresses the check saw. A refused request gets 403 with
+// the reason in the X-Warden-Egress-Reason header and the body.
+//
+// The target is always the request-target (absolute-form URL or CONNECT authority); the Host
+// header never chooses a destination, and a forwarded request's Host is set to the checked
+// host. Requests in origin-form ("GET / HTTP/1.1") are refused with 400.
+//
+// A Proxy serves one sandbox (one session): AllowOnce widens it alone. Make one with NewProxy;
+// its methods are safe for concurrent use.
+type Proxy struct {
+	checker *Checker
+	opts    ProxyOptions
+	dialer  net.Dialer
+	rp      *httputil.ReverseProxy
+	tr      *http.Transport
+
+	mu      sync.Mutex // guards the writers of extra, and tunnels
+	extra   atomic.Pointer[Allowlist]
+	tunnels map[net.Conn]struct{}
+	closed  bool
+}
+
+// ErrNoResolve is returned by NewProxy for a Checker that does not resolve names: a proxy
+// must know the addresses it connects to.
+var ErrNoResolve = errors.New("egress: a proxy needs a checker that resolves names")
+
+// NewProxy returns a Proxy enforcing c.
+func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
+	if c == nil {
+		c = New(Options{})
+	}
+	if c.noResolve {
+		return nil, ErrNoResolve
+	}
+	if o.DialTimeout <= 0 {
+		o.DialTimeout = 10 * time.Second
+	}
+	if o.ResponseHeaderTimeout <= 0 {
+		o.ResponseHeaderTimeout = 60 * time.Second
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 5 * time.Minute
+	}
+	if o.ReadHeaderTimeout <= 0 {
+		o.ReadHeaderTimeout = 10 * time.Second
+	}
+	p := &Proxy{checker: c, opts: o, tunnels: map[net.Conn]struct{}{}}
+	p.dialer = net.Dialer{Timeout: o.DialTimeout, Control: refuseNeverAllowed}
+	p.tr = &http.Transport{
+		Proxy:                 nil, // never chain to the host's own proxy settings
+		DialContext:           p.DialContext,
+		ResponseHeaderTimeout: o.ResponseHeaderTimeout,
+		IdleConnTimeout:       o.IdleTimeout,
+		TLSHandshakeTimeout:   o.DialTimeout,
+		MaxIdleConnsPerHost:   16,
+		DisableCompression:    true, // pass bodies through as the upstream sent them
+	}
+	p.rp = &httputil.ReverseProxy{
+		Rewrite:   func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
+		Transport: p.tr,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			answer(w, http.StatusBadGateway, "", fmt.Sprintf("warden egress: %s: the upstream failed: %v\n", r.URL.Host, err))
+		},
+	}
+	return p, nil
+}
+
+// refuseNeverAllowed runs just before every connect(2): whatever path led here, a socket is
+// never connected to a never-allowed address.
+func refuseNeverAllowed(_, address string, _ syscall.RawConn) error {
+	ap, err := netip.ParseAddrPort(address)
+	if err != nil {
+		return fmt.Errorf("egress: refusing to dial %q: not an address", address)
+	}
+	if r, ok := Classify(ap.Addr()); ok && r.NeverAllowed {
+		return fmt.Errorf("egress: refusing to dial %s: %s", ap, r.Name)
+	}
+	return nil
+}
+
+// Checker returns the proxy's checker.
+func (p *Proxy) Checker() *Checker { return p.checker }
+
+// AllowOnce widens this proxy's allowlist in place with one entry (host, *.domain, IP or
+// CIDR, under the rules of the allowlist), for the rest of its life. Requests already refused
+// are not replayed. A never-allowed, malformed or too broad entry is an error and changes
+// nothing.
+func (p *Proxy) AllowOnce(entry string) error {
+	if strings.TrimSpace(entry) == "" {
+		return fmt.Errorf("allow %q: %w: empty entry", entry, ErrMalformed)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	next, err := p.extra.Load().With(entry)
+	if err != nil {
+		var list ListError
+		if errors.As(err, &list) && len(list) == 1 {
+			return fmt.Errorf("allow %q: %w", entry, list[0].Err)
+		}
+		return err
+	}
+	p.extra.Store(next)
+	return nil
+}
+
+// AllowedOnce returns the entries added with AllowOnce, in order.
+func (p *Proxy) AllowedOnce() []string { return p.extra.Load().Entries() }
+
+// Check judges a target with the proxy's checker and the entries added with AllowOnce.
+func (p *Proxy) Check(ctx context.Context, target string) Decision {
+	return p.checker.check(ctx, target, p.extra.Load())
+}
+
+func (p *Proxy) checkHost(ctx context.Context, h Host, port uint16) Decision {
+	d := p.checker.checkHost(ctx, h, port, p.extra.Load())
+	if p.opts.OnDecision != nil {
+		p.opts.OnDecision(d)
+	}
+	return d
+}
+
+// checkedKey carries a request's decision to DialContext, so the transport dials the
+// addresses the decision checked rather than looking the name up again.
+type checkedKey struct{}
+
+// DialContext connects to addr ("host:port") if the proxy allows it: it checks the host,
+// resolving a name once, and connects only to the checked addresses, in order. It suits
+// http.Transport.DialContext, for a client (such as net_fetch's) that must obey the same rules
+// without going through the proxy's listener.
+func (p *Proxy) DialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return nil, fmt.Errorf("egress: %s is not allowed, only tcp", network)
+	}
+	host, port, err := splitHostPort(addr)
+	if err != nil || port == "" {
+		return nil, fmt.Errorf("egress: dial %q: want host:port", addr)
+	}
+	h, err := ParseHost(host)
+	if err != nil {
+		return nil, err
+	}
+	pn, err := parsePort(port)
+	if err != nil {
+		return nil, err
+	}
+	d, ok := ctx.Value(checkedKey{}).(*Decision)
+	if !ok || d.Host != h.String() || d.Port != pn || !d.Allow {
+		dctx, cancel := context.WithTimeout(ctx, p.opts.DialTimeout)
+		defer cancel()
+		dd := p.checkHost(dctx, h, pn)
+		d = &dd
+	}
+	if !d.Allow {
+		return nil, &RefusedError{Decision: *d}
+	}
+	return p.dialChecked(ctx, *d)
+}
+
+// A RefusedError is a dial the check refused.
+type RefusedError struct {
+	// Decision is the refusal.
+	Decision Decision
+}
+
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("egress: %s refused (%s): %s", e.Decision.Host, e.Decision.Reason, e.Decision.Detail)
+}
+
+// dialChecked connects to the first of d.Addrs that answers.
+func (p *Proxy) dialChecked(ctx context.Context, d Decision) (net.Conn, error) {
+	if len(d.Addrs) == 0 || d.Port == 0 {
+		return nil, fmt.Errorf("egress: %s: no checked address and port to dial", d.Host)
+	}
+	var errs []error
+	for _, a := range d.Addrs {
+		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, d.Port).String())
+		if err == nil {
+			return c, nil
+		}
+		errs = append(errs, err)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, errors.Join(errs...)
+}
+
+// ServeHTTP handles one proxy request: CONNECT, or a request in absolute form.
+func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodConnect {
+		p.serveConnect(w, r)
+		return
+	}
+	if !r.URL.IsAbs() || r.URL.Host == "" {
+		answer(w, http.StatusBadRequest, "",
+			"warden egress: this is a proxy: send CONNECT host:port or an absolute URL (GET http://host/path); the Host header never chooses a destination\n")
+		return
+	}
+	if r.URL.Scheme != "http" && r.URL.Scheme != "https" {
+		answer(w, http.StatusBadRequest, "", fmt.Sprintf("warden egress: the scheme %q is not proxied (http and https only)\n", r.URL.Scheme))
+		return
+	}
+	t, err := targetFromURL(r.URL)
+	if err != nil {
+		d := Decision{Host: r.URL.Host, Reason: ReasonInvalidTarget, Detail: err.Error()}
+		p.report(d)
+		refuse(w, r.URL.Host, d)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.opts.DialTimeout)
+	d := p.checkHost(ctx, t.Host, t.Port)
+	cancel()
+	if !d.Allow {
+		refuse(w, t.String(), d)
+		return
+	}
+	out := r.Clone(context.WithValue(r.Context(), checkedKey{}, &d))
+	// The upstream sees the host that was checked, in its canonical form, and nothing the
+	// client put in a Host header.
+	if t.Port == defaultPorts[t.Scheme] {
+		out.URL.Host = t.Host.hostPort(0)
+	} else {
+		out.URL.Host = t.Host.hostPort(t.Port)
+	}
+	out.Host = out.URL.Host
+	p.rp.ServeHTTP(w, out)
+}
+
+func (p *Proxy) report(d Decision) {
+	if p.opts.OnDecision != nil {
+		p.opts.OnDecision(d)
+	}
+}
+
+func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
+	// Only the authority-form request-target counts: for "CONNECT /x" net/http takes r.Host
+	// from the Host header, which never chooses a destination here.
+	authority := r.URL.Host
+	if authority == "" || r.URL.Path != "" {
+		answer(w, http.StatusBadRequest, "", "warden egress: CONNECT takes host:port as its target\n")
+		return
+	}
+	_, port, err := splitHostPort(authority)
+	if err == nil && port == "" {
+		err = fmt.Errorf("%w: CONNECT %s: a port is required", ErrInvalidHost, authority)
+	}
+	var t Target
+	if err == nil {
+		t, err = ParseTarget(authority)
+	}
+	if err != nil {
+		d := Decision{Host: authority, Reason: ReasonInvalidTarget, Detail: err.Error()}
+		p.report(d)
+		refuse(w, authority, d)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), p.opts.DialTimeout)
+	defer cancel()
+	d := p.checkHost(ctx, t.Host, t.Port)
+	if !d.Allow {
+		refuse(w, t.String(), d)
+		return
+	}
+	upstream, err := p.dialChecked(ctx, d)
+	if err != nil {
+		answer(w, http.StatusBadGateway, "", fmt.Sprintf("warden egress: CONNECT %s: allowed, but the connection failed: %v\n", t, err))
+		return
+	}
+	client, brw, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		upstream.Close()
+		answer(w, http.StatusInternalServerError, "", "warden egress: CONNECT needs HTTP/1.1\n")
+		return
+	}
+	// Bytes the client sent after the request (an eager TLS hello) are in brw's buffer.
+	if n := brw.Reader.Buffered(); n > 0 {
+		early, _ := brw.Reader.Peek(n)
+		if _, err := upstream.Write(early); err != nil {
+			client.Close()
+			upstream.Close()
+			return
+		}
+	}
+	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	if !p.track(client, upstream) {
+		client.Close()
+		upstream.Close()
+		return
+	}
+	p.pipe(client, upstream)
+	p.untrack(client, upstream)
+}
+
+func (p *Proxy) track(conns ...net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
+	for _, c := range conns {
+		p.tunnels[c] = struct{}{}
+	}
+	return true
+}
+
+func (p *Proxy) untrack(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		delete(p.tunnels, c)
+	}
+}
+
+// pipe copies both ways until both sides are done or the tunnel has been idle for
+// IdleTimeout, then closes both.
+func (p *Proxy) pipe(client, upstream net.Conn) {
+	var last atomic.Int64
+	last.Store(time.Now().UnixNano())
+	done := make(chan struct{}, 2)
+	go p.copyIdle(upstream, client, &last, done)
+	go p.copyIdle(client, upstream, &last, done)
+	<-done
+	<-done
+	client.Close()
+	upstream.Close()
+}
+
+func (p *Proxy) copyIdle(dst, src net.Conn, last *atomic.Int64, done chan<- struct{}) {
+	defer func() { done <- struct{}{} }()
+	buf := make([]byte, 32<<10)
+	for {
+		_ = src.SetReadDeadline(time.Now().Add(p.opts.IdleTimeout))
+		n, err := src.Read(buf)
+		if n > 0 {
+			last.Store(time.Now().UnixNano())
+			_ = dst.SetWriteDeadline(time.Now().Add(p.opts.IdleTimeout))
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				src.Close()
+				dst.Close()
+				return
+			}
+		}
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() && time.Since(time.Unix(0, last.Load())) < p.opts.IdleTimeout {
+				continue // the other direction is busy
+			}
+			if err == io.EOF {
+				// Half-close: pass the end of one direction on, keep the other open.
+				if cw, ok := dst.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+					return
+				}
+			}
+			if errors.Is(err, syscall.ECONNRESET) {
+				// A reset is passed on as a reset, which also leaves no TIME_WAIT behind.
+				if tc, ok := dst.(*net.TCPConn); ok {
+					_ = tc.SetLinger(0)
+				}
+			}
+			src.Close()
+			dst.Close()
+			return
+		}
+	}
+}
+
+// Serve accepts proxy connections on ln until ctx ends or Close is called, then closes the
+// listener, the open tunnels and the idle upstream connections.
+func (p *Proxy) Serve(ctx context.Context, ln net.Listener) error {
+	srv := &http.Server{
+		Handler:           p,
+		ReadHeaderTimeout: p.opts.ReadHeaderTimeout,
+		IdleTimeout:       p.opts.IdleTimeout,
+	}
+	stop := context.AfterFunc(ctx, func() {
+		srv.Close()
+		p.Close()
+	})
+	defer stop()
+	err := srv.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close ends every open CONNECT tunnel and drops idle upstream connections; the proxy refuses
+// new tunnels afterwards. It does not close listeners given to Serve (cancel Serve's context).
+func (p *Proxy) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	for c := range p.tunnels {
+		c.Close()
+	}
+	p.mu.Unlock()
+	p.tr.CloseIdleConnections()
+	return nil
+}
+
+// refuse answers 403 for a refused target.
+func refuse(w http.ResponseWriter, target string, d Decision) {
+	answer(w, http.StatusForbidden, d.Reason,
+		fmt.Sprintf("warden egress: %s refused (%s): %s\n", target, d.Reason, d.Detail))
+}
+
+func answer(w http.ResponseWriter, status int, reason Reason, body string) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	if reason != "" {
+		h.Set("X-Warden-Egress-Reason", string(reason))
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, body)
+}

@@ -1,0 +1,414 @@
+package egress_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/egress"
+)
+
+// proxyFixture is a proxy on loopback in front of the test host, with a resolver that maps
+// the test names: allowed.test and rebind.test to the test host, evil.test and other.test too
+// (but unlisted), and metadata.test to the metadata address.
+type proxyFixture struct {
+	host      *testHost
+	res       *fakeResolver
+	proxy     *egress.Proxy
+	proxyURL  *url.URL
+	mu        sync.Mutex
+	decisions []egress.Decision
+}
+
+func newProxyFixture(tb testing.TB, mode egress.Mode, po egress.ProxyOptions) *proxyFixture {
+	tb.Helper()
+	f := &proxyFixture{host: newTestHost(tb)}
+	far := f.host.addr.String()
+	f.res = newResolver(map[string][]string{
+		"allowed.test":  {far},
+		"evil.test":     {far},
+		"other.test":    {far},
+		"metadata.test": {"169.254.169.254"},
+	})
+	list, err := egress.ParseAllowlist("allowed.test, *.allowed.test, metadata.test, rebind.test")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := egress.New(egress.Options{Mode: mode, Allowlist: list, Resolver: f.res})
+	po.OnDecision = func(d egress.Decision) {
+		f.mu.Lock()
+		f.decisions = append(f.decisions, d)
+		f.mu.Unlock()
+	}
+	f.proxy, err = egress.NewProxy(c, po)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.proxy.Serve(ctx, ln) }()
+	tb.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			tb.Errorf("Serve: %v", err)
+		}
+	})
+	f.proxyURL = &url.URL{Scheme: "http", Host: ln.Addr().String()}
+	return f
+}
+
+// client returns an HTTP client that goes through the proxy, trusting the test host's TLS
+// certificate (httptest's) without checking it.
+func (f *proxyFixture) client() *http.Client {
+	return &http.Client{
+		Transport: &http.Transport{
+			Proxy:           http.ProxyURL(f.proxyURL),
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
+		},
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func (f *proxyFixture) allows() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, d := range f.decisions {
+		if d.Allow {
+			n++
+		}
+	}
+	return n
+}
+
+func getJSON(t *testing.T, c *http.Client, req *http.Request) (int, hostReply, string, http.Header) {
+	t.Helper()
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, req.URL, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	var r hostReply
+	if resp.StatusCode == http.StatusOK {
+		if err := json.Unmarshal(body, &r); err != nil {
+			t.Fatalf("%s: %v\n%s", req.URL, err, body)
+		}
+	}
+	return resp.StatusCode, r, string(body), resp.Header
+}
+
+func TestProxyForward(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	c := f.client()
+
+	req, _ := http.NewRequest("GET", "http://allowed.test/hello", nil)
+	status, r, body, _ := getJSON(t, c, req)
+	if status != http.StatusOK || r.Host != "allowed.test" || r.Path != "/hello" {
+		t.Fatalf("allowed: %d %+v %s", status, r, body)
+	}
+
+	// The Host header never chooses where the request goes, nor what the upstream sees.
+	// (Written raw: Go's own client would put req.Host into the request line.)
+	resp, body := rawRequest(t, f, "GET http://allowed.test/x HTTP/1.1\r\nHost: evil.test\r\n\r\n")
+	if err := json.Unmarshal([]byte(body), &r); resp.StatusCode != http.StatusOK || err != nil || r.Host != "allowed.test" {
+		t.Errorf("Host: evil.test: %s %s; want the upstream to see allowed.test", resp.Status, body)
+	}
+
+	req, _ = http.NewRequest("GET", "http://evil.test/", nil)
+	status, _, body, hdr := getJSON(t, c, req)
+	if status != http.StatusForbidden || hdr.Get("X-Warden-Egress-Reason") != "not_allowed" ||
+		!strings.Contains(body, "evil.test") || !strings.Contains(body, "not_allowed") {
+		t.Errorf("evil.test: %d %q %q; want 403 not_allowed naming the host", status, hdr.Get("X-Warden-Egress-Reason"), body)
+	}
+
+	req, _ = http.NewRequest("GET", "http://metadata.test/latest/meta-data/", nil)
+	status, _, body, hdr = getJSON(t, c, req)
+	if status != http.StatusForbidden || hdr.Get("X-Warden-Egress-Reason") != "private_address" || !strings.Contains(body, "169.254.169.254") {
+		t.Errorf("metadata.test: %d %q; want 403 private_address naming the address", status, body)
+	}
+	if n := f.res.lookups("evil.test"); n != 0 {
+		t.Errorf("evil.test was looked up %d times; an unlisted name costs no lookup", n)
+	}
+}
+
+func TestProxyConnect(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	c := f.client()
+
+	// HTTPS through CONNECT, as clients do it.
+	req, _ := http.NewRequest("GET", "https://allowed.test/secure", nil)
+	status, r, body, _ := getJSON(t, c, req)
+	if status != http.StatusOK || !r.TLS || r.Path != "/secure" {
+		t.Fatalf("https via CONNECT: %d %+v %s", status, r, body)
+	}
+
+	req, _ = http.NewRequest("GET", "https://evil.test/", nil)
+	_, err := c.Do(req)
+	if err == nil || !strings.Contains(err.Error(), "Forbidden") {
+		t.Errorf("https to evil.test: %v; want the CONNECT refused", err)
+	}
+
+	// A raw CONNECT shows the refusal's reason.
+	resp, _ := rawRequest(t, f, "CONNECT evil.test:443 HTTP/1.1\r\nHost: evil.test:443\r\n\r\n")
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Warden-Egress-Reason") != "not_allowed" {
+		t.Errorf("CONNECT evil.test: %s %v", resp.Status, resp.Header)
+	}
+
+	// Plain HTTP inside a tunnel, with bytes sent before the proxy answered.
+	conn := dialProxy(t, f)
+	fmt.Fprintf(conn, "CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n\r\nGET /tunnel HTTP/1.1\r\nHost: allowed.test\r\nConnection: close\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT allowed.test:80: %v %v", resp, err)
+	}
+	resp, err = http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hr hostReply
+	if err := json.NewDecoder(resp.Body).Decode(&hr); err != nil || hr.Path != "/tunnel" {
+		t.Errorf("through the tunnel: %+v %v", hr, err)
+	}
+	conn.Close()
+}
+
+func TestProxyRefusesHostHeaderRouting(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeOpen, egress.ProxyOptions{})
+	for _, raw := range []string{
+		// Origin-form: a server, not a proxy, would route on Host.
+		"GET / HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		"GET /latest/meta-data/ HTTP/1.1\r\nHost: 169.254.169.254\r\n\r\n",
+		// CONNECT with a path: net/http would take the destination from Host.
+		"CONNECT /x HTTP/1.1\r\nHost: allowed.test:80\r\n\r\n",
+		// CONNECT without a port.
+		"CONNECT allowed.test HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+		// Not http(s).
+		"GET ftp://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+	} {
+		resp, body := rawRequest(t, f, raw)
+		if resp.StatusCode != http.StatusBadRequest && resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%q: %s %s; want 400 or 403", raw, resp.Status, body)
+		}
+	}
+	if n := f.allows(); n != 0 {
+		t.Errorf("%d requests were allowed; want none", n)
+	}
+}
+
+func TestProxyRefusedSpellings(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeOpen, egress.ProxyOptions{})
+	for name, addrs := range rebindResolver().answers {
+		for _, a := range addrs {
+			var ss []string
+			for _, x := range a {
+				ss = append(ss, x.String())
+			}
+			f.res.add(name, ss...)
+		}
+	}
+	for _, s := range refusedSpellings {
+		var raw string
+		if strings.Contains(s, "://") {
+			raw = "GET " + s + " HTTP/1.1\r\nHost: allowed.test\r\n\r\n"
+		} else {
+			target := s
+			if !strings.Contains(strings.TrimPrefix(target, "::"), ":") || strings.HasPrefix(target, "::") || strings.HasSuffix(target, "]") {
+				target += ":80"
+				if strings.Count(s, ":") > 1 && !strings.HasPrefix(s, "[") {
+					target = "[" + s + "]:80"
+				}
+			}
+			raw = "CONNECT " + target + " HTTP/1.1\r\nHost: allowed.test:80\r\n\r\n"
+		}
+		resp, body := rawRequest(t, f, raw)
+		// 400 is net/http refusing a request line it cannot parse; 403 is the check.
+		if resp.StatusCode == http.StatusBadRequest {
+			t.Logf("%s: 400 %s", s, strings.TrimSpace(body))
+		}
+		if resp.StatusCode != http.StatusForbidden && resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%s: %s %s; want 403", s, resp.Status, body)
+		}
+		if resp.StatusCode == http.StatusForbidden && resp.Header.Get("X-Warden-Egress-Reason") != "private_address" {
+			t.Errorf("%s: reason %q (%s); want private_address", s, resp.Header.Get("X-Warden-Egress-Reason"), body)
+		}
+	}
+	if n := f.allows(); n != 0 {
+		t.Errorf("%d refused spellings were allowed", n)
+	}
+}
+
+// The name is looked up once per request, and the connection goes to the address that was
+// checked: a resolver that rebinds to loopback after the check cannot redirect it.
+func TestProxyDialsTheCheckedAddress(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	f.res.add("rebind.test", f.host.addr.String())
+	f.res.add("rebind.test", "127.0.0.1")
+	c := f.client()
+
+	req, _ := http.NewRequest("GET", "http://rebind.test/first", nil)
+	status, r, body, _ := getJSON(t, c, req)
+	if status != http.StatusOK || r.Path != "/first" {
+		t.Fatalf("first request: %d %s", status, body)
+	}
+	if n := f.res.lookups("rebind.test"); n != 1 {
+		t.Errorf("rebind.test looked up %d times for one request; want 1", n)
+	}
+	req, _ = http.NewRequest("GET", "http://rebind.test/second", nil)
+	status, _, body, _ = getJSON(t, c, req)
+	if status != http.StatusForbidden || !strings.Contains(body, "127.0.0.1") {
+		t.Errorf("after rebinding to loopback: %d %s; want 403", status, body)
+	}
+}
+
+func TestProxyAllowOnce(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	other, err := egress.NewProxy(f.proxy.Checker(), egress.ProxyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	get := func() int {
+		req, _ := http.NewRequest("GET", "http://other.test/", nil)
+		status, _, _, _ := getJSON(t, c, req)
+		return status
+	}
+	if s := get(); s != http.StatusForbidden {
+		t.Fatalf("before AllowOnce: %d", s)
+	}
+	if err := f.proxy.AllowOnce("Other.Test."); err != nil {
+		t.Fatal(err)
+	}
+	if s := get(); s != http.StatusOK {
+		t.Errorf("after AllowOnce: %d; want 200 from the same running proxy", s)
+	}
+	if d := f.proxy.Check(context.Background(), "other.test"); !d.Allow || d.Reason != egress.ReasonAllowedOnce {
+		t.Errorf("Check after AllowOnce: %s %s", d.Verdict(), d.Reason)
+	}
+	if got := f.proxy.AllowedOnce(); len(got) != 1 || got[0] != "other.test" {
+		t.Errorf("AllowedOnce() = %q", got)
+	}
+	// Another proxy (another session) on the same checker is not widened.
+	if d := other.Check(context.Background(), "other.test"); d.Allow {
+		t.Errorf("another proxy allows other.test after AllowOnce on the first")
+	}
+	for _, bad := range []string{"127.0.0.1", "169.254.169.254", "localhost", "10.0.0.0/8", "*.com", "", "a b"} {
+		if err := f.proxy.AllowOnce(bad); err == nil {
+			t.Errorf("AllowOnce(%q) succeeded", bad)
+		}
+	}
+	if errors.Is(f.proxy.AllowOnce("127.0.0.1"), egress.ErrNeverAllowed) != true {
+		t.Errorf("AllowOnce(127.0.0.1) does not wrap ErrNeverAllowed")
+	}
+}
+
+func TestProxyIdleTunnelIsClosed(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{IdleTimeout: 200 * time.Millisecond})
+	conn := dialProxy(t, f)
+	fmt.Fprintf(conn, "CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	// Send nothing: the proxy must end the tunnel by itself. The deadline only stops a
+	// broken test from hanging; no duration is asserted.
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("idle tunnel: read %v; want EOF", err)
+	}
+}
+
+func TestProxyClose(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	conn := dialProxy(t, f)
+	fmt.Fprintf(conn, "CONNECT allowed.test:80 HTTP/1.1\r\nHost: allowed.test:80\r\n\r\n")
+	br := bufio.NewReader(conn)
+	if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT: %v %v", resp, err)
+	}
+	// The tunnel is registered once the 200 has been written; Close may race the registration,
+	// in which case the tunnel is refused instead. Either way it ends.
+	if err := f.proxy.Close(); err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := br.ReadByte(); err != io.EOF {
+		t.Errorf("after Close: read %v; want EOF", err)
+	}
+}
+
+func TestNewProxyNeedsResolution(t *testing.T) {
+	_, err := egress.NewProxy(egress.New(egress.Options{NoResolve: true}), egress.ProxyOptions{})
+	if !errors.Is(err, egress.ErrNoResolve) {
+		t.Errorf("NewProxy(NoResolve) = %v", err)
+	}
+}
+
+// TestProxyDialContext uses the proxy's dialer directly, as net_fetch's client would.
+func TestProxyDialContext(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	c := &http.Client{Transport: &http.Transport{DialContext: f.proxy.DialContext}}
+	resp, err := c.Get("http://allowed.test/direct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("allowed.test: %s", resp.Status)
+	}
+	_, err = c.Get("http://evil.test/")
+	var refused *egress.RefusedError
+	if !errors.As(err, &refused) || refused.Decision.Reason != egress.ReasonNotAllowed {
+		t.Errorf("evil.test: %v; want a RefusedError", err)
+	}
+	if _, err := f.proxy.DialContext(context.Background(), "udp", "allowed.test:53"); err == nil {
+		t.Error("udp was dialled")
+	}
+	if _, err := f.proxy.DialContext(context.Background(), "tcp", "127.0.0.1:80"); err == nil {
+		t.Error("loopback was dialled")
+	}
+}
+
+func dialProxy(t *testing.T, f *proxyFixture) net.Conn {
+	t.Helper()
+	conn, err := net.Dial("tcp", f.proxyURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+// rawRequest writes a request as is and reads one response.
+func rawRequest(t *testing.T, f *proxyFixture, raw string) (*http.Response, string) {
+	t.Helper()
+	conn := dialProxy(t, f)
+	if _, err := io.WriteString(conn, raw); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("%q: %v", raw, err)
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	conn.Close()
+	return resp, string(body)
+}
