@@ -348,7 +348,9 @@ func TestAnotherTokensSessionDoesNotExistForIt(t *testing.T) {
 }
 
 func TestRevokedTokenEndsItsSession(t *testing.T) {
-	r := newRig(t, []byte(faultPolicy), nil)
+	// The gateway remembers good tokens far longer than the test runs: the revocation must
+	// take effect through RevokeToken, not because the token was looked up again.
+	r := newRig(t, []byte(faultPolicy), nil).with(func(o *Options) { o.TokenTTL = time.Hour })
 	by := r.bystander()
 	secret := r.token("acme", "person", "")
 	cs := r.connect(secret, nil)
@@ -357,7 +359,7 @@ func TestRevokedTokenEndsItsSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.db.RevokeToken(context.Background(), tok.ID, time.Now()); err != nil {
+	if err := r.gw.RevokeToken(context.Background(), tok.ID, time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
@@ -383,10 +385,29 @@ func TestRevokedTokenEndsItsSession(t *testing.T) {
 	// Without a session, the revoked token is refused as any invalid one (and recorded).
 	got = r.post(secret, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}`)
 	wantError(t, "a revoked token opening a session", got, 401, -32001, nil, "unauthenticated", "revoked")
-	if _, err := r.dial(secret, nil); err == nil {
+	if cs, err := r.dial(secret, nil); err == nil {
+		cs.Close()
 		t.Error("a revoked token opened a session")
 	}
 	by.stillServed("a revoked token")
+}
+
+// with is the rig with a gateway of its own, on the rig's store, gate and broker, whose
+// options are the rig's changed by change.
+func (r *rig) with(change func(*Options)) *rig {
+	r.t.Helper()
+	o := r.gw.o
+	change(&o)
+	gw, err := New(o)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	r.t.Cleanup(gw.Close)
+	srv := httptest.NewServer(gw.Handler())
+	r.t.Cleanup(srv.Close)
+	c := *r
+	c.gw, c.url = gw, srv.URL
+	return &c
 }
 
 // failingStore is the rig's store, unable to check tokens while fail is set.
@@ -406,17 +427,8 @@ func TestTokenThatCannotBeCheckedEndsNothing(t *testing.T) {
 	// The rig's gateway again, on a store that can fail.
 	base := newRig(t, []byte(faultPolicy), nil)
 	store := &failingStore{DB: base.db}
-	o := base.gw.o
-	o.Store = store
-	gw, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(gw.Close)
-	srv := httptest.NewServer(gw.Handler())
-	t.Cleanup(srv.Close)
-	r := *base
-	r.gw, r.url = gw, srv.URL
+	r := base.with(func(o *Options) { o.Store = store })
+	gw := r.gw
 
 	secret := r.token("acme", "person", "")
 	cs := r.connect(secret, nil)

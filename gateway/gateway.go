@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -69,6 +70,12 @@ type Options struct {
 	// Native configures Warden's own tools (the workspace is set per tenant).
 	Native native.Options
 	Logger *slog.Logger
+	// TokenTTL is how long an agent token found good in the store is trusted without asking
+	// the store again (0: every request asks). Unknown, revoked and uncheckable tokens are
+	// never remembered. A token revoked through RevokeToken is refused at once; one revoked
+	// elsewhere (another process on the same SQLite file, another instance sharing
+	// PostgreSQL) is refused within TokenTTL.
+	TokenTTL time.Duration
 }
 
 // Gateway serves MCP sessions. It is safe for concurrent use.
@@ -83,8 +90,9 @@ type Gateway struct {
 	byMCP    map[string]string   // MCP session id → the token id that opened it
 	children map[string]*child   // subagent tokens, by hash: alive while their parent is
 	stdio    atomic.Bool
-	pins     pinLog // the pin mismatches recorded, once each
-	hints    pinLog // the understated effects warned of, once each
+	pins     pinLog     // the pin mismatches recorded, once each
+	hints    pinLog     // the understated effects warned of, once each
+	tokens   tokenCache // good agent tokens, for Options.TokenTTL
 }
 
 type snapshot struct {
@@ -112,7 +120,8 @@ func New(o Options) (*Gateway, error) {
 	}
 	o.Workspaces = abs
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
-		pins: pinLog{seen: map[string]bool{}}, hints: pinLog{seen: map[string]bool{}}}
+		pins: pinLog{seen: map[string]bool{}}, hints: pinLog{seen: map[string]bool{}},
+		tokens: tokenCache{ttl: o.TokenTTL}}
 	g.snapshot.Store(&snapshot{p: o.Policy, env: o.Env})
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
 	return g, nil
@@ -349,7 +358,7 @@ func inspect(body []byte) ([]*jsonrpc.Request, *rejection) {
 	}
 	var reqs []*jsonrpc.Request
 	for _, raw := range raws {
-		msg, err := jsonrpc.DecodeMessage(raw)
+		msg, err := decodeMessage(raw)
 		if err != nil {
 			return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest, code: "invalid_request",
 				msg: "the request is not a JSON-RPC 2.0 message: " + err.Error()}
@@ -377,6 +386,133 @@ func inspect(body []byte) ([]*jsonrpc.Request, *rejection) {
 		}
 	}
 	return reqs, nil
+}
+
+// decodeMessage decodes one JSON-RPC message of a POST body exactly as the SDK does
+// (jsonrpc.DecodeMessage), which the SDK will do again when it serves the body. The SDK's
+// decoder allocates 32 KB for every value it reads (a request is two), which was most of
+// what Warden allocated for a call of its own; so the shape every client sends is decoded
+// here (plainRequest), and anything else by the SDK, whose verdict and errors stand.
+func decodeMessage(raw []byte) (jsonrpc.Message, error) {
+	if req, ok := plainRequest(raw); ok {
+		return req, nil
+	}
+	return jsonrpc.DecodeMessage(raw)
+}
+
+// sdkMaxDepth is the deepest nesting of arrays and objects the SDK's decoder accepts.
+const sdkMaxDepth = 1000
+
+// plainRequest decodes raw (one valid JSON value) if it is a request in the plain form that
+// the SDK decodes to the same request: an object whose only keys, each once and unescaped,
+// are jsonrpc (exactly "2.0"), method (a string of printable ASCII without escapes), and
+// optionally id (null, such a string, or an integer that a float64 holds exactly) and
+// params (any value), nested no deeper than the SDK allows. Otherwise ok is false, and the
+// SDK's decoder decides.
+func plainRequest(raw []byte) (req *jsonrpc.Request, ok bool) {
+	if tooDeep(raw, sdkMaxDepth) {
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, false
+	}
+	const (
+		hasVersion = 1 << iota
+		hasMethod
+		hasID
+		hasParams
+	)
+	var seen int
+	var version, method, id, params json.RawMessage
+	for dec.More() {
+		from := dec.InputOffset()
+		t, err := dec.Token()
+		if err != nil || bytes.IndexByte(raw[from:dec.InputOffset()], '\\') >= 0 {
+			return nil, false // an escaped key is left to the SDK
+		}
+		key, _ := t.(string)
+		var bit int
+		var dst *json.RawMessage
+		switch key {
+		case "jsonrpc":
+			bit, dst = hasVersion, &version
+		case "method":
+			bit, dst = hasMethod, &method
+		case "id":
+			bit, dst = hasID, &id
+		case "params":
+			bit, dst = hasParams, &params
+		default:
+			return nil, false // a response, or something the SDK would ignore or refuse
+		}
+		if seen&bit != 0 || dec.Decode(dst) != nil {
+			return nil, false
+		}
+		seen |= bit
+	}
+	if seen&(hasVersion|hasMethod) != hasVersion|hasMethod || string(version) != `"2.0"` || !plainString(method) {
+		return nil, false
+	}
+	req = &jsonrpc.Request{Method: string(method[1 : len(method)-1])}
+	if seen&hasParams != 0 {
+		req.Params = params
+	}
+	switch {
+	case seen&hasID == 0 || string(id) == "null":
+	case plainString(id):
+		req.ID, _ = jsonrpc.MakeID(string(id[1 : len(id)-1])) // a string is always an ID
+	default:
+		// An integer of at most 15 digits: the SDK reads it as a float64 and keeps its
+		// int64, which is then the same number.
+		digits := strings.TrimPrefix(string(id), "-")
+		if len(digits) == 0 || len(digits) > 15 || strings.Trim(digits, "0123456789") != "" {
+			return nil, false
+		}
+		n, err := strconv.ParseInt(string(id), 10, 64)
+		if err != nil {
+			return nil, false
+		}
+		req.ID, _ = jsonrpc.MakeID(float64(n)) // a float64 is always an ID
+	}
+	return req, true
+}
+
+// plainString reports whether a JSON value is a string of printable ASCII without escapes,
+// which every decoder reads the same way.
+func plainString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// tooDeep reports whether a valid JSON value nests arrays and objects deeper than limit.
+func tooDeep(v []byte, limit int) bool {
+	depth, inString, escaped := 0, false, false
+	for _, c := range v {
+		switch {
+		case escaped:
+			escaped = false
+		case inString:
+			escaped = c == '\\'
+			inString = c != '"'
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			if depth++; depth > limit {
+				return true
+			}
+		case c == '}' || c == ']':
+			depth--
+		}
+	}
+	return false
 }
 
 // onlyID is the id of the request when the body held exactly one.
@@ -537,7 +673,7 @@ func (g *Gateway) tokenFor(ctx context.Context, secret string) (*auth.Token, err
 	if isChild {
 		return c.token, nil
 	}
-	tok, err := g.o.Store.TokenByHash(ctx, hash)
+	tok, err := g.tokens.lookup(ctx, g.o.Store, hash)
 	if errors.Is(err, auth.ErrNotFound) {
 		return nil, errTokenInvalid
 	}

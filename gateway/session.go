@@ -783,7 +783,9 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
-		if res, err = plain(r); err != nil {
+		if m, ok := plainText(r); ok {
+			res = m
+		} else if res, err = plain(r); err != nil {
 			return nil, fmt.Errorf("the result of %s cannot be read: %w", e.remote, err)
 		}
 	}
@@ -800,6 +802,30 @@ func plain(v any) (any, error) {
 	var out any
 	err = json.Unmarshal(b, &out)
 	return out, err
+}
+
+// plainText is plain(r) for a result of text content only, the usual one, made without
+// encoding and decoding it (ok is false for any other result, which plain takes). A result
+// type of "complete" is not kept: the SDK sets the type of what Warden answers itself, and
+// an unset one means complete.
+func plainText(r *mcp.CallToolResult) (map[string]any, bool) {
+	if r.Content == nil || len(r.Meta) > 0 || r.StructuredContent != nil || r.NeedsInput() || r.InputRequests != nil ||
+		r.RequestState != "" {
+		return nil, false
+	}
+	content := make([]any, len(r.Content))
+	for i, c := range r.Content {
+		tc, ok := c.(*mcp.TextContent)
+		if !ok || len(tc.Meta) > 0 || tc.Annotations != nil {
+			return nil, false
+		}
+		content[i] = map[string]any{"type": "text", "text": tc.Text}
+	}
+	m := map[string]any{"content": content}
+	if r.IsError {
+		m["isError"] = true
+	}
+	return m, true
 }
 
 // protect turns envelopes into handles (in structured content, and in text content that is a
@@ -923,6 +949,14 @@ func (s *session) resolveBindings(ctx context.Context, field string, raw any) (m
 
 // toResult decodes a result map into the SDK's type.
 func toResult(m map[string]any) (*mcp.CallToolResult, error) {
+	if r, ok := textResult(m); ok {
+		return r, nil
+	}
+	return decodeResult(m)
+}
+
+// decodeResult is toResult for any result: through JSON, as the SDK reads one.
+func decodeResult(m map[string]any) (*mcp.CallToolResult, error) {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return nil, err
@@ -936,6 +970,38 @@ func toResult(m map[string]any) (*mcp.CallToolResult, error) {
 		r.Content = []mcp.Content{}
 	}
 	return &r, nil
+}
+
+// textResult is toResult for a result of text content only (no other key than content and
+// isError, each content item exactly a type "text" and its text), made without the JSON
+// round trip, whose decoding by the SDK allocates 32 KB. ok is false for any other result.
+func textResult(m map[string]any) (*mcp.CallToolResult, bool) {
+	list, ok := m["content"].([]any)
+	if !ok || list == nil {
+		return nil, false
+	}
+	var r mcp.CallToolResult
+	for k, v := range m {
+		switch k {
+		case "content":
+		case "isError":
+			if r.IsError, ok = v.(bool); !ok {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	r.Content = make([]mcp.Content, len(list))
+	for i, c := range list {
+		item, _ := c.(map[string]any)
+		text, ok := item["text"].(string)
+		if len(item) != 2 || item["type"] != "text" || !ok {
+			return nil, false
+		}
+		r.Content[i] = &mcp.TextContent{Text: text}
+	}
+	return &r, true
 }
 
 // wait registers a call that may wait for a person, so that the card it parks is announced to

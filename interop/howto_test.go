@@ -2,6 +2,7 @@ package interop
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -120,14 +121,16 @@ func TestTheHowToWorks(t *testing.T) {
 		t.Errorf("goclient printed:\n%s", out)
 	}
 
-	// The connector example is a valid policy.
+	// Every policy example on the page is a valid policy.
 	yamls := blocks(t, doc, "yaml")
 	if len(yamls) == 0 {
 		t.Fatal("the page has no policy example")
 	}
-	file := filepath.Join(dir, "connectors.yaml")
-	if err := os.WriteFile(file, []byte(yamls[len(yamls)-1]), 0o600); err != nil {
-		t.Fatal(err)
+	for i, y := range yamls {
+		file := filepath.Join(dir, fmt.Sprintf("example%d.yaml", i))
+		if err := os.WriteFile(file, []byte(y), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		wardenCmd(t, dir, "check", "-c", file)
 	}
-	wardenCmd(t, dir, "check", "-c", file)
 }

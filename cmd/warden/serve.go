@@ -95,7 +95,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	}
 	defer st.close()
 	srv := server.New(server.Options{
-		Store: db, Broker: st.broker, Logger: logger,
+		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
 		Info: map[string]any{"policy": p.Revision, "store": kind},
 	})
 	mux := http.NewServeMux()
@@ -171,7 +171,7 @@ func newStack(p *policy.Policy, db appStore, workspaces string, logger *slog.Log
 		return nil, err
 	}
 	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
-		Broker: st.broker, Workspaces: workspaces, Logger: logger,
+		Broker: st.broker, Workspaces: workspaces, Logger: logger, TokenTTL: tokenTTL,
 		Native: native.Options{Fetch: &http.Client{Timeout: 30 * time.Second}}})
 	if err != nil {
 		st.gate.Close()
@@ -180,6 +180,23 @@ func newStack(p *policy.Policy, db appStore, workspaces string, logger *slog.Log
 	gw.Store(st.gateway)
 	st.workspaces = st.gateway.Workspaces()
 	return st, nil
+}
+
+// tokenTTL is how long the gateway trusts an agent token it found good without looking it up
+// again. A token revoked through this process (revokeThrough) is refused at once; one revoked
+// by another process or instance on the same store, within tokenTTL.
+const tokenTTL = time.Second
+
+// revokeThrough is the store as the REST API sees it: a token revoked through it is revoked
+// through the gateway, which forgets it at once instead of trusting it for up to tokenTTL.
+type revokeThrough struct {
+	appStore
+	gw *gateway.Gateway
+}
+
+// RevokeToken revokes the token in the store and in the gateway's memory.
+func (s revokeThrough) RevokeToken(ctx context.Context, id string, at time.Time) error {
+	return s.gw.RevokeToken(ctx, id, at)
 }
 
 // reload reads the policy again and puts it in force; a policy with problems is not loaded.
