@@ -32,7 +32,7 @@ func newRootCmd() *cobra.Command {
 		"policy file (default ./"+defaultConfig+", else the built-in quickstart policy)")
 	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newReviewCmd(opts), newDocsCmd(opts),
 		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newAuditCmd(), newPinCmd(opts), newDiscoverCmd(opts),
-		newEgressCmd())
+		newEgressCmd(), newExecCmd())
 	return root
 }
 

@@ -1,0 +1,294 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/landlock-lsm/go-landlock/landlock"
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The init process is this binary started with argv[0] initArg0 (and nothing else) and
+// initEnv=1 as its whole environment. Both are needed, so neither a stray environment variable
+// nor a stray program name turns a normal run into one.
+const (
+	initArg0 = "warden-sandbox-init"
+	initEnv  = "WARDEN_SANDBOX_INIT"
+)
+
+// Its file descriptors: the control socket and the pipe its configuration arrives on.
+const (
+	ctlFD = 3
+	cfgFD = 4
+)
+
+func init() {
+	if len(os.Args) == 1 && os.Args[0] == initArg0 && os.Getenv(initEnv) == "1" && len(os.Environ()) == 1 {
+		os.Exit(initMain())
+	}
+}
+
+// proxyVars are the variables the sandbox sets; any the caller passed are dropped first.
+var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"}
+
+// initMain runs inside the new namespaces: it sets them up, confines itself, starts the
+// command, hands each proxy connection to Run, and returns when the command has ended. Its
+// exit then kills whatever else is left in the PID namespace.
+func initMain() int {
+	syscall.CloseOnExec(ctlFD)
+	syscall.CloseOnExec(cfgFD)
+	send := func(kind byte, data []byte, rights []byte) error {
+		return unix.Sendmsg(ctlFD, append([]byte{kind}, data...), rights, nil, 0)
+	}
+	fail := func(kind byte, format string, args ...any) int {
+		send(kind, fmt.Appendf(nil, format, args...), nil)
+		return 125
+	}
+
+	data, err := io.ReadAll(os.NewFile(cfgFD, "sandbox-config"))
+	if err != nil {
+		return fail(msgError, "reading the configuration: %v", err)
+	}
+	var cfg initConfig
+	if err := json.Unmarshal(data, &cfg); err != nil || len(cfg.Argv) == 0 {
+		return fail(msgError, "bad configuration (%v)", err)
+	}
+
+	if err := loopbackUp(); err != nil {
+		return fail(msgUnavailable, "bringing up loopback in the network namespace: %v", err)
+	}
+	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return fail(msgUnavailable, "listening for the proxy: %v", err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+
+	env := make([]string, 0, len(cfg.Env)+6)
+	for _, kv := range cfg.Env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !isProxyVar(k) {
+			env = append(env, kv)
+		}
+	}
+	proxy := "http://127.0.0.1:" + port
+	env = append(env, "HTTP_PROXY="+proxy, "HTTPS_PROXY="+proxy, "http_proxy="+proxy, "https_proxy="+proxy, "NO_PROXY=", "no_proxy=")
+
+	path := cfg.Argv[0]
+	if !strings.Contains(path, "/") {
+		if path, err = lookPath(path, env); err != nil {
+			return fail(msgError, "%v", strings.TrimPrefix(err.Error(), "sandbox: "))
+		}
+	}
+	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: cfg.Rules}, cfg.Dir)
+	if err != nil {
+		return fail(kind, "%v", err)
+	}
+	if err := send(msgReady, []byte(port), nil); err != nil {
+		p.Kill()
+		return 125
+	}
+
+	go func() {
+		for {
+			c, err := ln.AcceptTCP()
+			if err != nil {
+				return
+			}
+			f, err := c.File()
+			c.Close()
+			if err != nil {
+				continue
+			}
+			send(msgConn, nil, unix.UnixRights(int(f.Fd())))
+			f.Close()
+		}
+	}()
+
+	// As the namespace's first process, this one inherits every orphan: reap them all until
+	// the command itself ends.
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return fail(msgError, "waiting for the command: %v", err)
+		}
+		if pid == p.Pid {
+			send(msgExit, binary.LittleEndian.AppendUint32(nil, uint32(ws)), nil)
+			return 0
+		}
+	}
+}
+
+func isProxyVar(k string) bool {
+	for _, v := range proxyVars {
+		if k == v {
+			return true
+		}
+	}
+	return false
+}
+
+// loopbackUp sets the namespace's loopback interface up: a fresh network namespace has it
+// down, and nothing else.
+func loopbackUp() error {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	ifr, err := unix.NewIfreq("lo")
+	if err != nil {
+		return err
+	}
+	if err := unix.IoctlIfreq(fd, unix.SIOCGIFFLAGS, ifr); err != nil {
+		return err
+	}
+	ifr.SetUint16(ifr.Uint16() | unix.IFF_UP)
+	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
+}
+
+// The exec stage: this binary again, started by the init process with argv[0] execArg0 and
+// execEnv=1, which confines its one thread and replaces itself with the command. Landlock is
+// applied to that thread alone (execve ends the others), so the init process stays outside
+// the command's domain: the command can neither ptrace nor signal it.
+const (
+	execArg0 = "warden-sandbox-exec"
+	execEnv  = "WARDEN_SANDBOX_EXEC"
+)
+
+// The exec stage's file descriptors: its configuration, and where it reports a failure
+// (closed on a successful exec).
+const (
+	execCfgFD = 3
+	execErrFD = 4
+)
+
+// execConfig is what the init process sends the exec stage.
+type execConfig struct {
+	Path  string   `json:"path"`
+	Argv  []string `json:"argv"`
+	Env   []string `json:"env"`
+	Rules rules    `json:"rules"`
+}
+
+func init() {
+	if len(os.Args) == 1 && os.Args[0] == execArg0 && os.Getenv(execEnv) == "1" && len(os.Environ()) == 1 {
+		os.Exit(execMain())
+	}
+}
+
+// startConfined starts the command through the exec stage. On failure it returns the
+// message kind to report (msgUnavailable when Landlock could not be applied).
+func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, msgUnavailable, err
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return nil, msgError, err
+	}
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		return nil, msgError, err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, msgError, err
+	}
+	p, err := os.StartProcess(self, []string{execArg0}, &os.ProcAttr{
+		Dir:   dir,
+		Env:   []string{execEnv + "=1"},
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, cfgR, errW},
+	})
+	cfgR.Close()
+	errW.Close()
+	if err != nil {
+		cfgW.Close()
+		errR.Close()
+		return nil, msgUnavailable, fmt.Errorf("starting the exec stage: %v", err)
+	}
+	go func() {
+		cfgW.Write(data)
+		cfgW.Close()
+	}()
+	msg, _ := io.ReadAll(errR)
+	errR.Close()
+	if len(msg) > 0 {
+		var ws syscall.WaitStatus
+		syscall.Wait4(p.Pid, &ws, 0, nil)
+		return nil, msg[0], errors.New(string(msg[1:]))
+	}
+	return p, 0, nil
+}
+
+// execMain confines this thread and execs the command; it returns only on failure.
+func execMain() int {
+	syscall.CloseOnExec(execCfgFD)
+	syscall.CloseOnExec(execErrFD)
+	fail := func(kind byte, format string, args ...any) int {
+		unix.Write(execErrFD, append([]byte{kind}, fmt.Sprintf(format, args...)...))
+		return 126
+	}
+	data, err := io.ReadAll(os.NewFile(execCfgFD, "sandbox-exec-config"))
+	if err != nil {
+		return fail(msgError, "reading the configuration: %v", err)
+	}
+	var c execConfig
+	if err := json.Unmarshal(data, &c); err != nil || len(c.Argv) == 0 {
+		return fail(msgError, "bad configuration (%v)", err)
+	}
+	runtime.LockOSThread() // never unlocked: this thread becomes the command
+	if err := confineThread(c.Rules); err != nil {
+		return fail(msgUnavailable, "Landlock: %v", err)
+	}
+	err = syscall.Exec(c.Path, c.Argv, c.Env)
+	return fail(msgError, "starting %s: %v", c.Argv[0], err)
+}
+
+// confineThread sets no_new_privs and applies Landlock to the calling thread: the file
+// system rights of ABI 5 and the scopes of ABI 6 (signals, abstract unix sockets), with no
+// best effort. A Landlock domain cannot be left or widened, and execve keeps it.
+func confineThread(r rules) error {
+	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
+	var rs []landlock.Rule
+	if len(r.RODirs) > 0 {
+		rs = append(rs, landlock.RODirs(r.RODirs...))
+	}
+	if len(r.RWDirs) > 0 {
+		rs = append(rs, landlock.RWDirs(r.RWDirs...).WithRefer())
+	}
+	if len(r.ROFiles) > 0 {
+		rs = append(rs, landlock.ROFiles(r.ROFiles...))
+	}
+	if len(r.RWFiles) > 0 {
+		rs = append(rs, landlock.RWFiles(r.RWFiles...))
+	}
+	fd, flags, err := cfg.NewRulesetFD(rs...)
+	if err != nil {
+		return err
+	}
+	if fd < 0 {
+		return errors.New("nothing to enforce: Landlock is not available")
+	}
+	defer unix.Close(fd)
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %v", err)
+	}
+	return llsyscall.LandlockRestrictSelf(fd, flags)
+}

@@ -1,0 +1,380 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// minABI is the Landlock ABI the sandbox needs: 6 brings the scopes (signals and abstract
+// unix sockets); the file system rights used are those of ABI 5 (device ioctls).
+const minABI = 6
+
+// outputGrace is how long output is still read once the init process is gone.
+const outputGrace = time.Second
+
+// initConfig is what Run sends the init process.
+type initConfig struct {
+	Argv  []string `json:"argv"`
+	Env   []string `json:"env"`
+	Dir   string   `json:"dir"`
+	Rules rules    `json:"rules"`
+}
+
+// Control messages from the init process, by their first byte.
+const (
+	msgReady       = 'R' // the command started; the rest is the proxy's port
+	msgError       = 'E' // setup failed, the command did not start; the rest says why
+	msgUnavailable = 'U' // as msgError, because the sandbox could not be applied
+	msgConn        = 'C' // a connection to the proxy, as the attached file descriptor
+	msgExit        = 'X' // the command ended; the rest is its wait status (4 bytes, little-endian)
+)
+
+func (s *Spec) argv() ([]string, error) {
+	switch {
+	case len(s.Command) > 0:
+		if s.Command[0] == "" {
+			return nil, errors.New("sandbox: empty program name")
+		}
+		return s.Command, nil
+	case s.Shell != "":
+		return []string{"/bin/sh", "-c", s.Shell}, nil
+	}
+	return nil, errors.New("sandbox: no command")
+}
+
+func workspace(dir string) (string, error) {
+	if !filepath.IsAbs(dir) {
+		return "", fmt.Errorf("sandbox: workspace %q is not an absolute path", dir)
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: workspace: %w", err)
+	}
+	fi, err := os.Stat(r)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: workspace: %w", err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("sandbox: workspace %s is not a directory", dir)
+	}
+	return r, nil
+}
+
+// withDefaults returns env with PATH and TMPDIR set if they were not.
+func withDefaults(env []string, tmp string) []string {
+	env = append([]string(nil), env...)
+	has := func(k string) bool {
+		for _, kv := range env {
+			if strings.HasPrefix(kv, k+"=") {
+				return true
+			}
+		}
+		return false
+	}
+	if !has("PATH") {
+		env = append(env, "PATH="+DefaultPath)
+	}
+	if tmp != "" && !has("TMPDIR") {
+		env = append(env, "TMPDIR="+tmp)
+	}
+	return env
+}
+
+func run(ctx context.Context, spec Spec) (Result, error) {
+	argv, err := spec.argv()
+	if err != nil {
+		return Result{}, err
+	}
+	ws, err := workspace(spec.Workspace)
+	if err != nil {
+		return Result{}, err
+	}
+	if spec.Timeout <= 0 {
+		spec.Timeout = DefaultTimeout
+	}
+	if spec.MaxOutput <= 0 {
+		spec.MaxOutput = DefaultMaxOutput
+	}
+	lim := &limiter{left: spec.MaxOutput}
+	stdout, stderr := limitedWriter{lim, spec.Stdout}, limitedWriter{lim, spec.Stderr}
+	if spec.Unconfined {
+		return runUnconfined(ctx, spec, argv, ws, stdout, stderr, lim)
+	}
+
+	if v, err := llsyscall.LandlockGetABIVersion(); err != nil || v < minABI {
+		return Result{}, fmt.Errorf("%w: Landlock ABI %d, need %d or later (%v)", ErrUnavailable, v, minABI, err)
+	}
+	tmp, err := os.MkdirTemp("", "warden-sandbox-")
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	rs, err := buildRules([]string{ws, tmp}, spec.ReadOnly, spec.Hidden)
+	if err != nil {
+		return Result{}, err
+	}
+	cfg, err := json.Marshal(initConfig{Argv: argv, Env: withDefaults(spec.Env, tmp), Dir: ws, Rules: rs})
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w: cannot find this program to start the init process: %v", ErrUnavailable, err)
+	}
+
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return Result{}, fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	ctl, childCtl := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
+	defer ctl.Close()
+	cfgR, cfgW, err := os.Pipe()
+	if err != nil {
+		childCtl.Close()
+		return Result{}, fmt.Errorf("sandbox: pipe: %w", err)
+	}
+	attr := &syscall.SysProcAttr{
+		Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWPID,
+		Setpgid:    true,
+		Pdeathsig:  syscall.SIGKILL,
+	}
+	if os.Geteuid() != 0 {
+		attr.Cloneflags |= syscall.CLONE_NEWUSER
+		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
+		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
+		attr.GidMappingsEnableSetgroups = false
+	}
+	cmd := &exec.Cmd{
+		Path:        self,
+		Args:        []string{initArg0},
+		Env:         []string{initEnv + "=1"},
+		Dir:         ws,
+		Stdin:       spec.Stdin,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  []*os.File{childCtl, cfgR}, // fds 3 and 4
+		SysProcAttr: attr,
+		WaitDelay:   outputGrace,
+	}
+	err = cmd.Start()
+	childCtl.Close()
+	cfgR.Close()
+	if err != nil {
+		cfgW.Close()
+		return Result{}, fmt.Errorf("%w: cannot start the init process in new namespaces: %v", ErrUnavailable, err)
+	}
+	go func() {
+		cfgW.Write(cfg) // fails only if the init process is gone, which Wait reports
+		cfgW.Close()
+	}()
+
+	type event struct {
+		kind byte
+		data []byte
+	}
+	events := make(chan event, 4)
+	go func() {
+		defer close(events)
+		buf := make([]byte, 64<<10)
+		oob := make([]byte, unix.CmsgSpace(4*4))
+		for {
+			n, oobn, _, _, err := unix.Recvmsg(int(ctl.Fd()), buf, oob, unix.MSG_CMSG_CLOEXEC)
+			if errors.Is(err, syscall.EINTR) {
+				continue
+			}
+			if err != nil || n == 0 {
+				return
+			}
+			if buf[0] != msgConn {
+				events <- event{buf[0], append([]byte(nil), buf[1:n]...)}
+				continue
+			}
+			for _, c := range receivedConns(oob[:oobn]) {
+				if spec.Proxy == nil {
+					c.Close()
+					continue
+				}
+				go spec.Proxy(c)
+			}
+		}
+	}()
+
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	tctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	res := Result{Sandboxed: true}
+	select {
+	case <-waited:
+	case <-tctx.Done():
+		// The init process is the PID namespace's first: when it dies, the kernel kills
+		// everything else in the namespace. Process uses a pidfd, so this never hits a reused pid.
+		cmd.Process.Kill()
+		<-waited
+		if ctx.Err() != nil {
+			res.Canceled = true
+		} else {
+			res.TimedOut = true
+		}
+	}
+	var started, exited bool
+	var status syscall.WaitStatus
+	var setupErr error
+	for ev := range events {
+		switch ev.kind {
+		case msgReady:
+			started = true
+			res.ProxyAddr = "127.0.0.1:" + string(ev.data)
+		case msgError:
+			setupErr = fmt.Errorf("sandbox: %s", ev.data)
+		case msgUnavailable:
+			setupErr = fmt.Errorf("%w: %s", ErrUnavailable, ev.data)
+		case msgExit:
+			if len(ev.data) == 4 {
+				exited = true
+				status = syscall.WaitStatus(binary.LittleEndian.Uint32(ev.data))
+			}
+		}
+	}
+	if !started && setupErr == nil && (res.TimedOut || res.Canceled) {
+		// Killed while starting (the command may have begun before the init process said so).
+		setStatus(&res, syscall.WaitStatus(syscall.SIGKILL))
+		return res, nil
+	}
+	if !started {
+		if setupErr == nil {
+			setupErr = fmt.Errorf("sandbox: the init process ended before starting the command (%v)", cmd.ProcessState)
+		}
+		return Result{}, setupErr
+	}
+	if !exited {
+		// Killed at the time limit or on cancellation, or the init process itself died.
+		ps, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		status = ps
+	}
+	setStatus(&res, status)
+	res.Truncated = lim.isTruncated()
+	return res, nil
+}
+
+func (l *limiter) isTruncated() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.truncated
+}
+
+func setStatus(res *Result, ws syscall.WaitStatus) {
+	switch {
+	case ws.Exited():
+		res.ExitCode = ws.ExitStatus()
+	case ws.Signaled():
+		res.ExitCode = -1
+		res.Signal = ws.Signal().String()
+	default:
+		res.ExitCode = -1
+	}
+}
+
+// receivedConns turns the file descriptors in a control message into connections.
+func receivedConns(oob []byte) []net.Conn {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var out []net.Conn
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			f := os.NewFile(uintptr(fd), "sandbox-conn")
+			c, err := net.FileConn(f)
+			f.Close()
+			if err == nil {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// runUnconfined runs the command as it is, in its own process group, with the limits.
+func runUnconfined(ctx context.Context, spec Spec, argv []string, ws string, stdout, stderr limitedWriter, lim *limiter) (Result, error) {
+	env := withDefaults(spec.Env, "")
+	path := argv[0]
+	if !strings.Contains(path, "/") {
+		var err error
+		if path, err = lookPath(path, env); err != nil {
+			return Result{}, err
+		}
+	}
+	cmd := &exec.Cmd{
+		Path: path, Args: argv, Env: env, Dir: ws,
+		Stdin: spec.Stdin, Stdout: stdout, Stderr: stderr,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		WaitDelay:   outputGrace,
+	}
+	if err := cmd.Start(); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	tctx, cancel := context.WithTimeout(ctx, spec.Timeout)
+	defer cancel()
+	var res Result
+	select {
+	case <-waited:
+	case <-tctx.Done():
+		syscall.Kill(-pgid, syscall.SIGKILL)
+		<-waited
+		if ctx.Err() != nil {
+			res.Canceled = true
+		} else {
+			res.TimedOut = true
+		}
+	}
+	// What the command left in its group goes too. The group's id stays taken while any
+	// process is in it, so this cannot reach another group.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	ws2, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	setStatus(&res, ws2)
+	res.Truncated = lim.isTruncated()
+	return res, nil
+}
+
+// lookPath finds a program in the PATH of env.
+func lookPath(name string, env []string) (string, error) {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("sandbox: %s: not found in PATH", name)
+}

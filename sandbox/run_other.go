@@ -1,0 +1,13 @@
+//go:build !linux
+
+package sandbox
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+)
+
+func run(ctx context.Context, spec Spec) (Result, error) {
+	return Result{}, fmt.Errorf("%w: %s has no Landlock", ErrUnavailable, runtime.GOOS)
+}

@@ -1,0 +1,178 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// ErrUnavailable is wrapped by the error Run returns when the sandbox cannot be applied
+// (no Landlock, or too old a Landlock, no namespaces, not Linux). The command did not run.
+var ErrUnavailable = errors.New("sandbox: cannot be applied")
+
+// Defaults for the zero values of Spec's limits.
+const (
+	// DefaultTimeout is the time limit when Spec.Timeout is zero.
+	DefaultTimeout = 10 * time.Minute
+	// DefaultMaxOutput is the output limit (stdout and stderr together) when Spec.MaxOutput
+	// is zero.
+	DefaultMaxOutput = 16 << 20
+)
+
+// DefaultHidden are paths that are never readable in the sandbox, whatever Spec.Hidden says:
+// password hashes, sudo rules, SSH host keys and TLS private keys, all under /etc, which is
+// otherwise readable.
+var DefaultHidden = []string{
+	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-",
+	"/etc/sudoers", "/etc/sudoers.d", "/etc/ssh", "/etc/ssl/private",
+}
+
+// SystemReadOnly are the paths a command may read and execute: programs, libraries and
+// configuration. The ones that do not exist are left out.
+var SystemReadOnly = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc"}
+
+// A Spec is a command to run in the sandbox.
+type Spec struct {
+	// Workspace is the directory the command runs in and may write: an absolute path to an
+	// existing directory. Required.
+	Workspace string
+	// Command is the program and its arguments. A program without a slash is looked up in the
+	// PATH of Env (or DefaultPath). Either Command or Shell is required.
+	Command []string
+	// Shell, when Command is empty, is run as sh -c Shell.
+	Shell string
+	// Env is the command's whole environment, as KEY=VALUE: protected bindings passed here
+	// reach that process only. PATH defaults to DefaultPath and TMPDIR to the sandbox's private
+	// temporary directory; the proxy variables are always set by the sandbox.
+	Env []string
+	// Hidden are paths the command may not read, write or list, added to DefaultHidden.
+	// A hidden path inside a readable or writable directory splits it: the directory's other
+	// entries keep their access, but the directory itself can no longer be listed, or have
+	// entries created in it.
+	Hidden []string
+	// ReadOnly are further paths the command may read and execute (a toolchain in /opt, say).
+	ReadOnly []string
+	// Proxy serves each connection the command opens to its proxy (the address in its
+	// HTTP_PROXY), from its own goroutine, and must close it. Nil means no way out: each
+	// connection is closed at once. A Listener's Handle method fits here.
+	Proxy func(net.Conn)
+	// Stdin is the command's standard input; nil means /dev/null.
+	Stdin io.Reader
+	// Stdout and Stderr receive the command's output; nil discards it. When both are the same
+	// writer, it gets the two interleaved.
+	Stdout, Stderr io.Writer
+	// Timeout is the time limit; zero means DefaultTimeout.
+	Timeout time.Duration
+	// MaxOutput is how many bytes of stdout and stderr together are passed on; the rest is
+	// read and dropped (Result.Truncated). Zero means DefaultMaxOutput.
+	MaxOutput int64
+	// Unconfined runs the command without Landlock and namespaces, because the operator turned
+	// the sandbox off explicitly (which the start-up banner must say). Limits still apply.
+	Unconfined bool
+}
+
+// DefaultPath is the command's PATH when Spec.Env has none.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
+
+// A Result is how a command that ran ended.
+type Result struct {
+	// ExitCode is the command's exit status, or -1 when a signal ended it.
+	ExitCode int
+	// Signal names the signal that ended the command, if one did ("killed", ...).
+	Signal string
+	// TimedOut is true when the time limit ended the command.
+	TimedOut bool
+	// Canceled is true when the context ended the command.
+	Canceled bool
+	// Truncated is true when output beyond MaxOutput was dropped.
+	Truncated bool
+	// Sandboxed is false when the command ran unconfined (Spec.Unconfined).
+	Sandboxed bool
+	// ProxyAddr is the command's proxy address inside its namespace ("127.0.0.1:port").
+	ProxyAddr string
+}
+
+// A Listener is a net.Listener whose connections come from sandboxes: pass its Handle method
+// as Spec.Proxy and the Listener to an HTTP server (such as egress.Proxy.Serve). One Listener
+// may serve any number of runs.
+type Listener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+// NewListener returns an open Listener.
+func NewListener() *Listener {
+	return &Listener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+// Handle hands c to Accept, or closes it if the Listener is closed.
+func (l *Listener) Handle(c net.Conn) {
+	select {
+	case l.conns <- c:
+	case <-l.done:
+		c.Close()
+	}
+}
+
+// Accept returns the next connection a sandboxed command made to its proxy.
+func (l *Listener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+// Close stops Accept; later connections are closed when handed over.
+func (l *Listener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+// Addr is a placeholder address: the Listener has none of its own.
+func (l *Listener) Addr() net.Addr { return sandboxAddr{} }
+
+type sandboxAddr struct{}
+
+func (sandboxAddr) Network() string { return "sandbox" }
+func (sandboxAddr) String() string  { return "sandbox" }
+
+// limiter passes on at most max bytes in all to the writers it wraps, and drops the rest
+// without failing, so the command never blocks on its output.
+type limiter struct {
+	mu        sync.Mutex
+	left      int64
+	truncated bool
+}
+
+type limitedWriter struct {
+	l *limiter
+	w io.Writer
+}
+
+func (lw limitedWriter) Write(p []byte) (int, error) {
+	lw.l.mu.Lock()
+	defer lw.l.mu.Unlock()
+	n := len(p)
+	if int64(len(p)) > lw.l.left {
+		p = p[:lw.l.left]
+		lw.l.truncated = true
+	}
+	lw.l.left -= int64(len(p))
+	if len(p) > 0 && lw.w != nil {
+		lw.w.Write(p) // a failing writer does not stop the command
+	}
+	return n, nil
+}
+
+// Run runs spec's command in the sandbox and waits for it and everything it started to end.
+// An error means the command did not run (or the sandbox failed around it); how the command
+// itself ended is in the Result. Everything the command started is dead when Run returns.
+func Run(ctx context.Context, spec Spec) (Result, error) {
+	return run(ctx, spec)
+}
