@@ -143,15 +143,20 @@ var noWait = func() context.Context {
 	return ctx
 }()
 
-// resyncAll recomputes every session's tools.
-func (g *Gateway) resyncAll() {
+// live is a snapshot of the sessions, to work on without holding g.mu.
+func (g *Gateway) live() []*session {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	list := make([]*session, 0, len(g.sessions))
 	for _, s := range g.sessions {
 		list = append(list, s)
 	}
-	g.mu.Unlock()
-	for _, s := range list {
+	return list
+}
+
+// resyncAll recomputes every session's tools.
+func (g *Gateway) resyncAll() {
+	for _, s := range g.live() {
 		if err := s.resync(noWait); err != nil {
 			g.logger.Warn("a session's surface could not be recomputed; it keeps no tools", "session", s.id, "err", err)
 		}
@@ -160,13 +165,7 @@ func (g *Gateway) resyncAll() {
 
 // resourceUpdated passes an upstream's resource update on to the sessions subscribed to it.
 func (g *Gateway) resourceUpdated(p *mcp.ResourceUpdatedNotificationParams) {
-	g.mu.Lock()
-	list := make([]*session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		list = append(list, s)
-	}
-	g.mu.Unlock()
-	for _, s := range list {
+	for _, s := range g.live() {
 		if s.serves(p.URI) {
 			_ = s.server.ResourceUpdated(context.Background(), p)
 		}
@@ -175,13 +174,7 @@ func (g *Gateway) resourceUpdated(p *mcp.ResourceUpdatedNotificationParams) {
 
 // Close ends every session and upstream.
 func (g *Gateway) Close() {
-	g.mu.Lock()
-	list := make([]*session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		list = append(list, s)
-	}
-	g.mu.Unlock()
-	for _, s := range list {
+	for _, s := range g.live() {
 		s.end(context.Background())
 	}
 	g.upstream.closeAll()

@@ -586,9 +586,15 @@ func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy
 	}
 	u, err := s.g.upstream.get(ctx, srv, cred)
 	if errors.Is(err, errConnecting) {
-		// Its tools are listed when the dial ends (the sessions are synced again then).
-		s.g.logger.Debug("a connector is still connecting; its tools are not listed yet", "connector", srv.ID, "session", s.id)
-		return nil
+		if len(u.catalog()) > 0 {
+			// Reconnecting after it went away: its last catalog stays listed, and a call
+			// waits for the connection.
+			err = nil
+		} else {
+			// Its tools are listed when the dial ends (the sessions are synced again then).
+			s.g.logger.Debug("a connector is still connecting; its tools are not listed yet", "connector", srv.ID, "session", s.id)
+			return nil
+		}
 	}
 	if err != nil {
 		s.g.logger.Warn("a connector could not be reached; its tools are not listed", "connector", srv.ID, "err", err)
