@@ -20,6 +20,7 @@ import (
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/gateway"
 	"github.com/wardenhq/warden/native"
@@ -229,6 +230,13 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	fmt.Fprintf(out, "warden: store %s\n", store)
 	fmt.Fprintf(out, "warden: workspaces %s (each tenant works in its own directory there)\n", workspaces)
 	fmt.Fprintln(out, "warden: SANDBOX NOT ACTIVE: shell_exec runs commands UNSANDBOXED, as this user, in the tenant's workspace")
+	// The egress settings are read (and a bad value reported) even while nothing enforces them
+	// for shell_exec, so that an operator's mistake shows before the sandbox relies on it.
+	if _, err := egress.FromEnv(os.LookupEnv); err != nil {
+		for _, line := range strings.Split(err.Error(), "\n") {
+			fmt.Fprintf(out, "warden: egress: %s\n", line)
+		}
+	}
 	if !env.ApprovalsOn() {
 		st, _ := env.Switch(policy.SwitchRequireApproval)
 		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked\n", st.Describe())
