@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -334,6 +335,16 @@ func TestServeTokenAndAudit(t *testing.T) {
 	}
 	if code := get("/readyz", ""); code != 200 {
 		t.Errorf("readyz %d", code)
+	}
+	// /readyz says, as the banner does, that commands run unsandboxed.
+	if resp, err := http.Get(base + "/readyz"); err != nil {
+		t.Error(err)
+	} else {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "not active") {
+			t.Errorf("readyz does not say the sandbox is not active: %s", body)
+		}
 	}
 	if code := get("/api/v1/approvals?state=pending", ""); code != 401 {
 		t.Errorf("no token: %d", code)

@@ -97,7 +97,8 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	defer st.close()
 	srv := server.New(server.Options{
 		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
-		Info: map[string]any{"policy": p.Revision, "store": kind},
+		Info: map[string]any{"policy": p.Revision, "store": kind,
+			"sandbox": "not active: shell_exec runs commands unsandboxed"},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
