@@ -91,7 +91,7 @@ func (p *Policy) discovered(name string) (*Tool, bool) {
 		return nil, false
 	}
 	id, tool, ok := strings.Cut(rest, "__")
-	if !ok || !toolPartPattern.MatchString(tool) {
+	if !ok || !isToolPart(tool) {
 		return nil, false
 	}
 	i, ok := p.toolIndex["mcp__"+id+"__*"]
@@ -112,6 +112,21 @@ type Managed struct {
 	Issuer   string
 	Versions []string
 	Resolve  string
+}
+
+// isToolPart is toolPartPattern without the regexp: Tool runs it on every lookup of a
+// discovered name, which is several times per call.
+func isToolPart(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', '0' <= c && c <= '9':
+		case i > 0 && (c == '_' || c == '.' || c == '-'):
+		default:
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Withholds reports whether the server deliberately does not build the tool: a withheld
