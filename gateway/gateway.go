@@ -90,8 +90,8 @@ type Gateway struct {
 	byMCP    map[string]string   // MCP session id → the token id that opened it
 	children map[string]*child   // subagent tokens, by hash: alive while their parent is
 	stdio    atomic.Bool
-	pins     pinLog     // the pin mismatches recorded, once each
-	hints    pinLog     // the understated effects warned of, once each
+	pins     onceSet    // the pin mismatches recorded, once each
+	hints    onceSet    // the understated effects warned of, once each
 	tokens   tokenCache // good agent tokens, for Options.TokenTTL
 }
 
@@ -120,7 +120,6 @@ func New(o Options) (*Gateway, error) {
 	}
 	o.Workspaces = abs
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
-		pins: pinLog{seen: map[string]bool{}}, hints: pinLog{seen: map[string]bool{}},
 		tokens: tokenCache{ttl: o.TokenTTL}}
 	g.snapshot.Store(&snapshot{p: o.Policy, env: o.Env})
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)

@@ -161,18 +161,21 @@ func pinDetail(name, pinned, observed string) string {
 		"(warden pin --accept %s), and the policy is reloaded", name, pinned, observed, name)
 }
 
-// A pinLog remembers the pin mismatches a gateway has recorded, so each (connector, tool,
-// observed digest) is recorded once per process, not once per session or per list. It also
-// serves for other things said once (understated effects).
-type pinLog struct {
+// A onceSet remembers what a gateway has said once per process, not once per session or per
+// list: pin mismatches by (connector, tool, observed digest), understated effects. Its zero
+// value is ready.
+type onceSet struct {
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
 // first reports whether key is new, and marks it seen.
-func (l *pinLog) first(key string) bool {
+func (l *onceSet) first(key string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[string]bool{}
+	}
 	if l.seen[key] {
 		return false
 	}
@@ -180,7 +183,8 @@ func (l *pinLog) first(key string) bool {
 	return true
 }
 
-func (l *pinLog) forget(key string) {
+// forget makes key new again (what was to be said once could not be).
+func (l *onceSet) forget(key string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	delete(l.seen, key)
