@@ -19,25 +19,16 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/internal/testnet"
 	"github.com/wardenhq/warden/sandbox"
 )
 
-// hostEnv, when set to an address, makes the test binary the test host's HTTP server: the
-// test re-executes itself under "ip netns exec".
-const hostEnv = "WARDEN_SANDBOX_TEST_HOST"
-
 func TestMain(m *testing.M) {
-	if addr := os.Getenv(hostEnv); addr != "" {
-		if err := serveHost(addr); err != nil {
-			fmt.Fprintln(os.Stderr, "test host:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
+	testnet.ServeIfHost(serveHost)
 	os.Exit(m.Run())
 }
 
-// serveHost answers "hello from the test host" on addr:80 until its standard input closes.
+// serveHost answers "hello from the test host" on addr:80, for as long as the test host lives.
 func serveHost(addr string) error {
 	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
 	if err != nil {
@@ -46,8 +37,6 @@ func serveHost(addr string) error {
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello from the test host\n")
 	}))
-	fmt.Println("ready")
-	io.Copy(io.Discard, os.Stdin)
 	return nil
 }
 
@@ -341,88 +330,10 @@ func BenchmarkStart(b *testing.B) {
 	})
 }
 
-// newTestHost starts an HTTP server at a documentation address (203.0.113.x: the egress
-// package's tests use 198.51.100.x, so the two never collide) in a network namespace of its
-// own, reached from here over a veth pair. It skips without root or ip(8).
+// newTestHost starts the test host in 203.0.113.0/24 (the egress package's tests use
+// 198.51.100.0/24, so the two never collide); 203.0.113.248/30 and up stay free, since the
+// tests use .250 as a denied host. It skips without root or ip(8).
 func newTestHost(t *testing.T) netip.Addr {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to make a network namespace for the test host (CI runs as root)")
-	}
-	ipPath, err := exec.LookPath("ip")
-	if err != nil {
-		t.Skip("needs ip(8) (iproute2) for the test host")
-	}
-	ip := func(args ...string) {
-		t.Helper()
-		if out, err := exec.Command(ipPath, args...).CombinedOutput(); err != nil {
-			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
-		}
-	}
-	ns := fmt.Sprintf("warden-sandbox-%d", os.Getpid())
-	near, far := fmt.Sprintf("ws%xh", os.Getpid()), fmt.Sprintf("ws%xn", os.Getpid())
-	nearIP, farIP := freeBlock(t, ipPath)
-	ip("netns", "add", ns)
-	t.Cleanup(func() { exec.Command(ipPath, "netns", "del", ns).Run() })
-	ip("link", "add", near, "type", "veth", "peer", "name", far, "netns", ns)
-	t.Cleanup(func() { exec.Command(ipPath, "link", "del", near).Run() })
-	ip("addr", "add", nearIP.String()+"/30", "dev", near)
-	ip("link", "set", near, "up")
-	ip("-n", ns, "addr", "add", farIP.String()+"/30", "dev", far)
-	ip("-n", ns, "link", "set", far, "up")
-
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(ipPath, "netns", "exec", ns, self, "-test.run=^$")
-	cmd.Env = append(os.Environ(), hostEnv+"="+farIP.String())
-	cmd.Stderr = os.Stderr
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		stdin.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-	})
-	if line, _ := bufio.NewReader(stdout).ReadString('\n'); strings.TrimSpace(line) != "ready" {
-		t.Fatalf("the test host did not start (it said %q)", line)
-	}
-	return farIP
-}
-
-// freeBlock picks a /30 in 203.0.113.0/24 that no address or route here uses.
-func freeBlock(t *testing.T, ipPath string) (near, far netip.Addr) {
-	t.Helper()
-	out, err := exec.Command(ipPath, "-4", "route", "show", "table", "all").CombinedOutput()
-	if err != nil {
-		t.Fatalf("ip route: %v\n%s", err, out)
-	}
-	var used []netip.Prefix
-	for _, f := range strings.Fields(string(out)) {
-		if p, err := netip.ParsePrefix(f); err == nil {
-			used = append(used, p)
-		} else if a, err := netip.ParseAddr(f); err == nil {
-			used = append(used, netip.PrefixFrom(a, 32))
-		}
-	}
-	for i := range 62 { // 203.0.113.248/30 and up stay free: the tests use .250 as a denied host
-		k := (os.Getpid() + i) % 62
-		block := netip.PrefixFrom(netip.AddrFrom4([4]byte{203, 0, 113, byte(4 * k)}), 30)
-		free := true
-		for _, p := range used {
-			if p.Bits() > 0 && p.Overlaps(block) {
-				free = false
-			}
-		}
-		if free {
-			b := block.Addr().As4()
-			return netip.AddrFrom4([4]byte{203, 0, 113, b[3] + 2}), netip.AddrFrom4([4]byte{203, 0, 113, b[3] + 1})
-		}
-	}
-	t.Fatal("no free /30 in 203.0.113.0/24")
-	return
+	return testnet.NewHost(t, netip.MustParsePrefix("203.0.113.0/24"), 62, "ws")
 }

@@ -1,0 +1,156 @@
+// Package testnet makes test hosts for Warden's network tests: a server at a documentation
+// address inside a network namespace of its own, reached from the test over a veth pair. Loopback
+// and private addresses can never be allowed by the egress rules, so they cannot stand in; a
+// documentation address on a link the test made sends nothing anywhere else.
+//
+// The server is the test binary itself, started again under "ip netns exec": a package's
+// TestMain calls ServeIfHost first, and NewHost starts it.
+package testnet
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// hostEnv, when set to an address, makes the test binary a test host serving at it.
+const hostEnv = "WARDEN_TESTNET_HOST"
+
+// ServeIfHost returns at once in a test binary started normally. In one NewHost started, it
+// calls serve with the host's address (serve starts its servers and returns), says it is
+// ready, keeps serving until its standard input closes (when the test ends), and exits.
+func ServeIfHost(serve func(addr string) error) {
+	addr := os.Getenv(hostEnv)
+	if addr == "" {
+		return
+	}
+	if err := serve(addr); err != nil {
+		fmt.Fprintln(os.Stderr, "test host:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	os.Exit(0)
+}
+
+var seq atomic.Int32
+
+// NewHost starts a test host at an address of a free /30 among the first blocks /30s of in
+// (a /24 of documentation addresses), and removes it all when tb ends. The search starts at
+// a block the process id chooses, so that test binaries running at once do not collide; tag
+// (two letters) names the namespace and links. It skips without root or ip(8); CI has both.
+func NewHost(tb testing.TB, in netip.Prefix, blocks int, tag string) netip.Addr {
+	tb.Helper()
+	if os.Geteuid() != 0 {
+		tb.Skip("needs root to make a network namespace for the test host (CI runs as root)")
+	}
+	ipPath, err := exec.LookPath("ip")
+	if err != nil {
+		tb.Skip("needs ip(8) (iproute2) to make a network namespace for the test host")
+	}
+	ip := func(args ...string) {
+		tb.Helper()
+		if out, err := exec.Command(ipPath, args...).CombinedOutput(); err != nil {
+			tb.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	n := seq.Add(1)
+	ns := fmt.Sprintf("warden-%s-%d-%d", tag, os.Getpid(), n)
+	near := fmt.Sprintf("%s%xh%d", tag, os.Getpid(), n) // at most 15 bytes
+	far := fmt.Sprintf("%s%xn%d", tag, os.Getpid(), n)
+	nearIP, farIP := freeBlock(tb, ipPath, in, blocks, os.Getpid()+int(n))
+
+	ip("netns", "add", ns)
+	tb.Cleanup(func() { _ = exec.Command(ipPath, "netns", "del", ns).Run() })
+	ip("link", "add", near, "type", "veth", "peer", "name", far, "netns", ns)
+	tb.Cleanup(func() { _ = exec.Command(ipPath, "link", "del", near).Run() })
+	ip("addr", "add", nearIP.String()+"/30", "dev", near)
+	ip("link", "set", near, "up")
+	ip("-n", ns, "addr", "add", farIP.String()+"/30", "dev", far)
+	ip("-n", ns, "link", "set", far, "up")
+	ip("-n", ns, "link", "set", "lo", "up")
+
+	self, err := os.Executable()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	cmd := exec.Command(ipPath, "netns", "exec", ns, self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), hostEnv+"="+farIP.String())
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		stdin.Close()
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(stdout).ReadString('\n')
+		ready <- line
+	}()
+	select {
+	case line := <-ready:
+		if strings.TrimSpace(line) != "ready" {
+			tb.Fatalf("the test host did not start (it said %q)", line)
+		}
+	case <-time.After(30 * time.Second):
+		tb.Fatal("the test host did not start within 30s")
+	}
+	return farIP
+}
+
+// freeBlock picks a /30 among the first blocks of in that no address or route here uses,
+// starting at block start (mod blocks).
+func freeBlock(tb testing.TB, ipPath string, in netip.Prefix, blocks, start int) (near, far netip.Addr) {
+	tb.Helper()
+	out, err := exec.Command(ipPath, "-4", "route", "show", "table", "all").CombinedOutput()
+	if err != nil {
+		tb.Fatalf("ip route: %v\n%s", err, out)
+	}
+	var used []netip.Prefix
+	for _, f := range strings.Fields(string(out)) {
+		if p, err := netip.ParsePrefix(f); err == nil {
+			used = append(used, p)
+		} else if a, err := netip.ParseAddr(f); err == nil {
+			used = append(used, netip.PrefixFrom(a, 32))
+		}
+	}
+	base := in.Masked().Addr().As4()
+	for i := range blocks {
+		k := (start + i) % blocks
+		b := base
+		b[3] = byte(4 * k)
+		block := netip.PrefixFrom(netip.AddrFrom4(b), 30)
+		free := true
+		for _, p := range used {
+			if p.Bits() > 0 && p.Overlaps(block) {
+				free = false
+				break
+			}
+		}
+		if free {
+			nearB, farB := b, b
+			nearB[3], farB[3] = b[3]+2, b[3]+1
+			return netip.AddrFrom4(nearB), netip.AddrFrom4(farB)
+		}
+	}
+	tb.Fatalf("no free /30 in %s", in)
+	return
+}
