@@ -33,12 +33,15 @@ func (m Mode) String() string {
 // trail.
 type Reason string
 
-// The reasons. The first three allow; the rest deny.
+// The reasons. The first four allow; the rest deny.
 const (
 	// ReasonListed: an allowlist entry lists the host (Decision.Entry names it).
 	ReasonListed Reason = "listed"
 	// ReasonAllowedOnce: an entry added to a running proxy with AllowOnce lists the host.
 	ReasonAllowedOnce Reason = "allowed_once"
+	// ReasonAllowedTenant: an entry of the list a proxy shares with its tenant
+	// (ProxyOptions.Tenant: hosts a person allowed for the tenant) lists the host.
+	ReasonAllowedTenant Reason = "allowed_tenant"
 	// ReasonOpen: the mode is open and every address is public.
 	ReasonOpen Reason = "open_mode"
 
@@ -166,10 +169,14 @@ func (c *Checker) Allowlist() *Allowlist { return c.list }
 
 // Check judges a target: a URL or host[:port] (see ParseTarget).
 func (c *Checker) Check(ctx context.Context, target string) Decision {
-	return c.check(ctx, target, nil)
+	return c.check(ctx, target, extras{})
 }
 
-func (c *Checker) check(ctx context.Context, target string, extra *Allowlist) Decision {
+// extras are the lists a proxy adds to its checker's: the entries it was widened with, and
+// its tenant's. Either may be nil.
+type extras struct{ once, tenant *Allowlist }
+
+func (c *Checker) check(ctx context.Context, target string, extra extras) Decision {
 	t, err := ParseTarget(target)
 	if err != nil {
 		return Decision{Host: target, Reason: ReasonInvalidTarget, Detail: err.Error()}
@@ -179,22 +186,25 @@ func (c *Checker) check(ctx context.Context, target string, extra *Allowlist) De
 
 // CheckHost judges a parsed host and port (0 for none).
 func (c *Checker) CheckHost(ctx context.Context, h Host, port uint16) Decision {
-	return c.checkHost(ctx, h, port, nil)
+	return c.checkHost(ctx, h, port, extras{})
 }
 
-// match looks h up in the checker's list, then in extra (the entries a proxy was widened
-// with).
-func (c *Checker) match(h Host, extra *Allowlist) (string, Reason, bool) {
+// match looks h up in the checker's list, then in the proxy's tenant's, then in the entries
+// the proxy was widened with.
+func (c *Checker) match(h Host, extra extras) (string, Reason, bool) {
 	if e, ok := c.list.Match(h); ok {
 		return e, ReasonListed, true
 	}
-	if e, ok := extra.Match(h); ok {
+	if e, ok := extra.tenant.Match(h); ok {
+		return e, ReasonAllowedTenant, true
+	}
+	if e, ok := extra.once.Match(h); ok {
 		return e, ReasonAllowedOnce, true
 	}
 	return "", "", false
 }
 
-func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra *Allowlist) Decision {
+func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extras) Decision {
 	d := Decision{Host: h.String(), Port: port}
 	if !h.IsValid() {
 		d.Host, d.Reason, d.Detail = "", ReasonInvalidTarget, "no host"

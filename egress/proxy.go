@@ -30,6 +30,11 @@ type ProxyOptions struct {
 	IdleTimeout time.Duration
 	// ReadHeaderTimeout bounds reading a client's request headers (Serve only). Default 10s.
 	ReadHeaderTimeout time.Duration
+	// Tenant, if set, returns the list of hosts a person allowed for the proxy's tenant
+	// (nil for none). It is called on every check, from the request's goroutine, so a host
+	// added to the tenant's list widens every proxy sharing it at once: it must be safe for
+	// concurrent use and fast.
+	Tenant func() *Allowlist
 	// OnDecision, if set, is called with every decision the proxy makes, from the request's
 	// goroutine: it must be safe for concurrent use and should not block.
 	OnDecision func(Decision)
@@ -144,13 +149,22 @@ func (p *Proxy) AllowOnce(entry string) error {
 // AllowedOnce returns the entries added with AllowOnce, in order.
 func (p *Proxy) AllowedOnce() []string { return p.extra.Load().Entries() }
 
-// Check judges a target with the proxy's checker and the entries added with AllowOnce.
+func (p *Proxy) extras() extras {
+	e := extras{once: p.extra.Load()}
+	if p.opts.Tenant != nil {
+		e.tenant = p.opts.Tenant()
+	}
+	return e
+}
+
+// Check judges a target with the proxy's checker, its tenant's list and the entries added
+// with AllowOnce.
 func (p *Proxy) Check(ctx context.Context, target string) Decision {
-	return p.checker.check(ctx, target, p.extra.Load())
+	return p.checker.check(ctx, target, p.extras())
 }
 
 func (p *Proxy) checkHost(ctx context.Context, h Host, port uint16) Decision {
-	d := p.checker.checkHost(ctx, h, port, p.extra.Load())
+	d := p.checker.checkHost(ctx, h, port, p.extras())
 	if p.opts.OnDecision != nil {
 		p.opts.OnDecision(d)
 	}

@@ -13,6 +13,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -411,4 +412,50 @@ func rawRequest(t *testing.T, f *proxyFixture, raw string) (*http.Response, stri
 	resp.Body.Close()
 	conn.Close()
 	return resp, string(body)
+}
+
+// TestProxyTenantList: a list shared through ProxyOptions.Tenant widens every proxy that
+// shares it, at once, and never lets a never-allowed address through.
+func TestProxyTenantList(t *testing.T) {
+	var tenant atomic.Pointer[egress.Allowlist]
+	opts := egress.ProxyOptions{Tenant: tenant.Load}
+	f := newProxyFixture(t, egress.ModeAllowlist, opts)
+	other, err := egress.NewProxy(f.proxy.Checker(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	alone, err := egress.NewProxy(f.proxy.Checker(), egress.ProxyOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.client()
+	get := func() int {
+		req, _ := http.NewRequest("GET", "http://other.test/", nil)
+		status, _, _, _ := getJSON(t, c, req)
+		return status
+	}
+	if s := get(); s != http.StatusForbidden {
+		t.Fatalf("before the tenant's list has other.test: %d", s)
+	}
+	list, err := egress.ParseAllowlist("other.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tenant.Store(list)
+	if s := get(); s != http.StatusOK {
+		t.Errorf("with other.test on the tenant's list: %d; want 200 from the same running proxy", s)
+	}
+	if d := other.Check(context.Background(), "other.test"); !d.Allow || d.Reason != egress.ReasonAllowedTenant {
+		t.Errorf("another proxy of the tenant: %s %s, want allow %s", d.Verdict(), d.Reason, egress.ReasonAllowedTenant)
+	}
+	if d := alone.Check(context.Background(), "other.test"); d.Allow {
+		t.Error("a proxy of another tenant allows other.test")
+	}
+	if d := f.proxy.Check(context.Background(), "169.254.169.254"); d.Allow {
+		t.Error("the metadata address is allowed")
+	}
+	tenant.Store(nil)
+	if s := get(); s != http.StatusForbidden {
+		t.Errorf("after other.test left the tenant's list: %d", s)
+	}
 }

@@ -36,9 +36,13 @@ const (
 
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == initArg0 && os.Getenv(initEnv) == "1" && len(os.Environ()) == 1 {
-		os.Exit(initMain())
+		exit(initMain())
 	}
 }
+
+// exit ends a sandbox stage at once. syscall.Exit, not os.Exit: os.Exit runs the runtime's
+// exit hooks, and under the race detector those sleep a second before every exit.
+func exit(code int) { syscall.Exit(code) }
 
 // proxyVars are the variables the sandbox sets; any the caller passed are dropped first.
 var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy"}
@@ -188,7 +192,7 @@ type execConfig struct {
 
 func init() {
 	if len(os.Args) == 1 && os.Args[0] == execArg0 && os.Getenv(execEnv) == "1" && len(os.Environ()) == 1 {
-		os.Exit(execMain())
+		exit(execMain())
 	}
 }
 
