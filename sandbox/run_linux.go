@@ -57,6 +57,29 @@ func (s *Spec) argv() ([]string, error) {
 	return nil, errors.New("sandbox: no command")
 }
 
+// startDir returns the real path of dir (ws when empty), which must be ws or inside it.
+func startDir(ws, dir string) (string, error) {
+	if dir == "" {
+		return ws, nil
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(ws, dir)
+	}
+	r, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: directory: %w", err)
+	}
+	if r != ws && !strings.HasPrefix(r, ws+"/") {
+		return "", fmt.Errorf("sandbox: directory %s is outside the workspace %s", dir, ws)
+	}
+	if fi, err := os.Stat(r); err != nil {
+		return "", fmt.Errorf("sandbox: directory: %w", err)
+	} else if !fi.IsDir() {
+		return "", fmt.Errorf("sandbox: %s is not a directory", dir)
+	}
+	return r, nil
+}
+
 func workspace(dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
 		return "", fmt.Errorf("sandbox: workspace %q is not an absolute path", dir)
@@ -104,6 +127,10 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	dir, err := startDir(ws, spec.Dir)
+	if err != nil {
+		return Result{}, err
+	}
 	if spec.Timeout <= 0 {
 		spec.Timeout = DefaultTimeout
 	}
@@ -113,7 +140,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	lim := &limiter{left: spec.MaxOutput}
 	stdout, stderr := limitedWriter{lim, spec.Stdout}, limitedWriter{lim, spec.Stderr}
 	if spec.Unconfined {
-		return runUnconfined(ctx, spec, argv, ws, stdout, stderr, lim)
+		return runUnconfined(ctx, spec, argv, dir, stdout, stderr, lim)
 	}
 
 	if v, err := llsyscall.LandlockGetABIVersion(); err != nil || v < minABI {
@@ -128,7 +155,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	cfg, err := json.Marshal(initConfig{Argv: argv, Env: withDefaults(spec.Env, tmp), Dir: ws, Rules: rs})
+	cfg, err := json.Marshal(initConfig{Argv: argv, Env: withDefaults(spec.Env, tmp), Dir: dir, Rules: rs})
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -315,7 +342,7 @@ func receivedConns(oob []byte) []net.Conn {
 }
 
 // runUnconfined runs the command as it is, in its own process group, with the limits.
-func runUnconfined(ctx context.Context, spec Spec, argv []string, ws string, stdout, stderr limitedWriter, lim *limiter) (Result, error) {
+func runUnconfined(ctx context.Context, spec Spec, argv []string, dir string, stdout, stderr limitedWriter, lim *limiter) (Result, error) {
 	env := withDefaults(spec.Env, "")
 	path := argv[0]
 	if !strings.Contains(path, "/") {
@@ -325,7 +352,7 @@ func runUnconfined(ctx context.Context, spec Spec, argv []string, ws string, std
 		}
 	}
 	cmd := &exec.Cmd{
-		Path: path, Args: argv, Env: env, Dir: ws,
+		Path: path, Args: argv, Env: env, Dir: dir,
 		Stdin: spec.Stdin, Stdout: stdout, Stderr: stderr,
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 		WaitDelay:   outputGrace,

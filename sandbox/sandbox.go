@@ -36,9 +36,12 @@ var SystemReadOnly = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64
 
 // A Spec is a command to run in the sandbox.
 type Spec struct {
-	// Workspace is the directory the command runs in and may write: an absolute path to an
-	// existing directory. Required.
+	// Workspace is the directory the command may write (and, unless Dir says otherwise, runs
+	// in): an absolute path to an existing directory. Required.
 	Workspace string
+	// Dir is the directory the command starts in: Workspace or a directory inside it.
+	// Empty means Workspace.
+	Dir string
 	// Command is the program and its arguments. A program without a slash is looked up in the
 	// PATH of Env (or DefaultPath). Either Command or Shell is required.
 	Command []string
