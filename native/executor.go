@@ -55,6 +55,10 @@ type Options struct {
 	// own), HOME=the workspace, LANG=C.UTF-8, TERM=dumb. Warden's own environment, which holds
 	// secrets, is never passed on.
 	Env []string
+	// Sandbox says how shell_exec confines commands. The zero value runs each in the full
+	// sandbox (package sandbox) with no network; a command the sandbox cannot be applied to
+	// does not run.
+	Sandbox Sandbox
 	// Fetch is the client net_fetch uses (the egress-controlled one). Nil: net_fetch fails
 	// saying that no egress is configured.
 	Fetch *http.Client
@@ -69,6 +73,7 @@ type Executor struct {
 	timeout   time.Duration
 	env       []string
 	fetch     *http.Client
+	sandbox   Sandbox
 	// The programs run, found once on the PATH of Env outside the workspace ("" when missing).
 	shell, shellName string
 	git              string
@@ -97,6 +102,7 @@ func New(o Options) (*Executor, error) {
 		maxOutput: orDefault(o.MaxOutput, DefaultMaxOutput),
 		timeout:   orDefault(o.Timeout, DefaultTimeout),
 		fetch:     o.Fetch,
+		sandbox:   o.Sandbox,
 	}
 	if o.Env == nil {
 		p := os.Getenv("PATH")

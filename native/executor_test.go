@@ -277,7 +277,7 @@ func TestChangedAfterReview(t *testing.T) {
 
 // TestConcurrentRuns: one executor serves many calls at once.
 func TestConcurrentRuns(t *testing.T) {
-	ws, e := workspace(t, native.Options{})
+	ws, e := workspace(t, native.Options{Sandbox: off})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		name := fmt.Sprintf("f%d.txt", i)

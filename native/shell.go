@@ -31,9 +31,14 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 	if err != nil {
 		return Result{}, err
 	}
-	o, err := e.run(ctx, proc{path: e.shell, args: []string{e.shellName, "-c", command}, dir: cwd, env: vars})
-	if err != nil {
-		return Result{}, failf("the command could not be started: %v", err)
+	p := proc{path: e.shell, args: []string{e.shellName, "-c", command}, dir: cwd, env: vars}
+	var o outcome
+	if e.sandbox.Off {
+		if o, err = e.run(ctx, p); err != nil {
+			return Result{}, failf("the command could not be started: %v", err)
+		}
+	} else if o, err = e.runSandboxed(ctx, p); err != nil {
+		return Result{}, sandboxFailure(err)
 	}
 	var b strings.Builder
 	out := o.output()
@@ -61,7 +66,7 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 		Text: b.String(),
 		Structured: map[string]any{
 			"exitCode": o.exitCode, "timedOut": o.timedOut, "truncated": o.dropped > 0,
-			"cancelled": o.cancelled,
+			"cancelled": o.cancelled, "sandboxed": !e.sandbox.Off,
 		},
 		IsError: o.exitCode != 0,
 	}, nil

@@ -15,7 +15,7 @@ import (
 )
 
 func TestShellExec(t *testing.T) {
-	ws, e := workspace(t, native.Options{})
+	ws, e := workspace(t, native.Options{Sandbox: off})
 	writeFile(t, ws+"/sub/here.txt", "")
 	tests := []struct {
 		name    string
@@ -49,7 +49,7 @@ func TestShellExec(t *testing.T) {
 
 func TestShellEnvironment(t *testing.T) {
 	t.Setenv("WARDEN_TEST_HOST_SECRET", "host-secret")
-	ws, e := workspace(t, native.Options{})
+	ws, e := workspace(t, native.Options{Sandbox: off})
 	a := normalize(t, ws, "shell_exec", map[string]any{"command": `echo "binding=$API_TOKEN host=${WARDEN_TEST_HOST_SECRET:-unset}"`})
 	r, err := e.Run(context.Background(), a, map[string]string{"API_TOKEN": "s3cr3t"})
 	if err != nil {
@@ -71,7 +71,7 @@ func TestShellEnvironment(t *testing.T) {
 	}
 	want(t, r, true, "cannot be the name of an environment variable")
 
-	ws2, e2 := workspace(t, native.Options{Env: []string{"PATH=" + os.Getenv("PATH"), "ONLY=this"}})
+	ws2, e2 := workspace(t, native.Options{Sandbox: off, Env: []string{"PATH=" + os.Getenv("PATH"), "ONLY=this"}})
 	r, err = e2.Run(context.Background(), normalize(t, ws2, "shell_exec", map[string]any{"command": "env"}), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +83,7 @@ func TestShellEnvironment(t *testing.T) {
 }
 
 func TestShellOutputCap(t *testing.T) {
-	ws, e := workspace(t, native.Options{MaxOutput: 1000})
+	ws, e := workspace(t, native.Options{Sandbox: off, MaxOutput: 1000})
 	r := call(t, e, ws, "shell_exec", map[string]any{"command": `echo START; head -c 100000 /dev/zero | tr '\0' x; echo; echo END`})
 	want(t, r, false, "START\n", "bytes of output dropped ...]", "END\n[exit code 0]")
 	if r.Structured["truncated"] != true {
@@ -129,7 +129,7 @@ func readPid(t *testing.T, p string) int {
 }
 
 func TestShellTimeoutKillsTheGroup(t *testing.T) {
-	ws, e := workspace(t, native.Options{Timeout: 2 * time.Second})
+	ws, e := workspace(t, native.Options{Sandbox: off, Timeout: 2 * time.Second})
 	// The test's own limit is far below the 30 s the command would take: Run must end it.
 	// (The 2 s limit leaves the shell time to write the child's pid even on a loaded machine.)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -150,7 +150,7 @@ func TestShellTimeoutKillsTheGroup(t *testing.T) {
 }
 
 func TestShellBackgroundChildIsKilled(t *testing.T) {
-	ws, e := workspace(t, native.Options{})
+	ws, e := workspace(t, native.Options{Sandbox: off})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	// The shell ends at once, leaving a child that would hold the output open for 30 s.
@@ -170,7 +170,7 @@ func TestShellBackgroundChildIsKilled(t *testing.T) {
 }
 
 func TestShellCancelKillsTheGroup(t *testing.T) {
-	ws, e := workspace(t, native.Options{})
+	ws, e := workspace(t, native.Options{Sandbox: off})
 	ctx, cancel := context.WithCancel(context.Background())
 	a := normalize(t, ws, "shell_exec", map[string]any{"command": "sleep 30 & echo $! > bg.pid; echo ready > ready; wait"})
 	done := make(chan native.Result)
@@ -210,7 +210,7 @@ func TestShellEscapedProcess(t *testing.T) {
 	if _, err := os.Stat("/usr/bin/setsid"); err != nil {
 		t.Skip("no setsid")
 	}
-	ws, e := workspace(t, native.Options{})
+	ws, e := workspace(t, native.Options{Sandbox: off})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	a := normalize(t, ws, "shell_exec", map[string]any{"command": "setsid sh -c 'echo $$ > esc.tmp; mv esc.tmp esc.pid; exec sleep 30' & while [ ! -s esc.pid ]; do sleep 0.01; done; echo out"})
@@ -228,7 +228,7 @@ func TestShellEscapedProcess(t *testing.T) {
 }
 
 func TestShellMissing(t *testing.T) {
-	ws, e := workspace(t, native.Options{Env: []string{"PATH=" + t.TempDir()}})
+	ws, e := workspace(t, native.Options{Sandbox: off, Env: []string{"PATH=" + t.TempDir()}})
 	want(t, call(t, e, ws, "shell_exec", map[string]any{"command": "echo hi"}), true, "neither bash nor sh is installed")
 }
 
@@ -242,7 +242,7 @@ func TestShellPlantedInWorkspace(t *testing.T) {
 	if err := os.Chmod(ws+"/bin/bash", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	e, err := native.New(native.Options{Workspace: ws, Env: []string{"PATH=" + ws + "/bin:" + os.Getenv("PATH")}})
+	e, err := native.New(native.Options{Sandbox: off, Workspace: ws, Env: []string{"PATH=" + ws + "/bin:" + os.Getenv("PATH")}})
 	if err != nil {
 		t.Fatal(err)
 	}
