@@ -33,6 +33,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/boundary"
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
@@ -67,8 +68,17 @@ type Options struct {
 	// ConnectWait bounds how long a new session's first list waits for its connectors'
 	// upstreams to connect (default 5 s); an upstream that connects later is listed then.
 	ConnectWait time.Duration
-	// Native configures Warden's own tools (the workspace is set per tenant).
+	// Native configures Warden's own tools. The workspace is set per tenant; the sandbox's
+	// way out (Native.Sandbox.Proxy) and net_fetch's connections (Native.Fetch's transport)
+	// are the session's own egress proxy; other tenants' workspaces are added to
+	// Native.Sandbox.Hidden.
 	Native native.Options
+	// Egress is what each session's egress proxy enforces (SANDBOX_EGRESS and
+	// SANDBOX_EGRESS_ALLOWLIST: egress.FromEnv). Nil: the default allowlist, allowlist mode.
+	Egress *egress.Checker
+	// Approvals is where the hosts a person allowed for a tenant (standing approvals of
+	// sandbox_allow_host) are read. Nil: only the answers given through this gateway count.
+	Approvals StandingStore
 	Logger *slog.Logger
 	// TokenTTL is how long an agent token found good in the store is trusted without asking
 	// the store again (0: every request asks). Unknown, revoked and uncheckable tokens are
@@ -93,6 +103,8 @@ type Gateway struct {
 	pins     onceSet    // the pin mismatches recorded, once each
 	hints    onceSet    // the understated effects warned of, once each
 	tokens   tokenCache // good agent tokens, for Options.TokenTTL
+	checker  *egress.Checker
+	allowed  *allowedHosts // the hosts allowed for each tenant
 }
 
 type snapshot struct {
@@ -122,6 +134,11 @@ func New(o Options) (*Gateway, error) {
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
 		tokens: tokenCache{ttl: o.TokenTTL}}
 	g.snapshot.Store(&snapshot{p: o.Policy, env: o.Env})
+	g.checker = o.Egress
+	if g.checker == nil {
+		g.checker = egress.New(egress.Options{})
+	}
+	g.allowed = &allowedHosts{store: o.Approvals, logger: o.Logger, policy: func() *policy.Policy { return g.snapshot.Load().p }}
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
 	return g, nil
 }

@@ -39,6 +39,7 @@ type session struct {
 	workspace string
 	server    *mcp.Server
 	exec      *native.Executor
+	egress    sessionNet // the session's egress proxy, started at its first use
 	secrets   *secret.Registry
 	mcpID     atomic.Pointer[string]
 	ss        atomic.Pointer[mcp.ServerSession]
@@ -120,9 +121,7 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
 		}
 	}
 	s.gs.Store(gs)
-	no := g.o.Native
-	no.Workspace = s.workspace
-	if s.exec, err = native.New(no); err != nil {
+	if s.exec, err = native.New(s.nativeOptions()); err != nil {
 		s.endRun(ctx)
 		return nil, err
 	}
@@ -1144,6 +1143,7 @@ func (s *session) end(ctx context.Context) {
 		}
 	}
 	s.unsubscribeAll(context.WithoutCancel(ctx))
+	s.closeNet()
 	s.endRun(ctx)
 	if s.secrets != nil {
 		s.secrets.Forget()

@@ -1,0 +1,154 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/policy"
+)
+
+// errSessionEnded is the error of a session's network once the session has ended.
+var errSessionEnded = errors.New("the session has ended")
+
+// allowedRefresh is how often a tenant's list of allowed hosts is read again from the store,
+// at most: a host allowed or revoked through another instance is seen within it. An answer
+// given to a card of this instance widens the list at once.
+const allowedRefresh = 2 * time.Second
+
+// StandingStore is what the gateway reads to know the hosts a person allowed for a tenant:
+// the standing approvals of sandbox_allow_host, and the cards they were answered on (which
+// hold the host). The approvals store is one.
+type StandingStore interface {
+	Standings(ctx context.Context, tenant string) ([]*approval.Standing, error)
+	Card(ctx context.Context, tenant, id string) (*approval.Card, error)
+}
+
+// allowedHosts are the tenants' lists of hosts a person allowed with "allow for this tenant"
+// on a sandbox_allow_host card. A list is a standing approval in the store, so the approvals
+// API shows and revokes it like any other.
+type allowedHosts struct {
+	store  StandingStore // nil: only what this process was told
+	logger *slog.Logger
+	policy func() *policy.Policy
+
+	mu      sync.Mutex
+	tenants map[string]*tenantHosts
+}
+
+type tenantHosts struct {
+	list    atomic.Pointer[egress.Allowlist]
+	read    atomic.Int64 // when the list was last read from the store (unix nanoseconds)
+	reading atomic.Bool
+	mu      sync.Mutex // serialises adds and reads
+}
+
+func (a *allowedHosts) tenant(id string) *tenantHosts {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.tenants == nil {
+		a.tenants = map[string]*tenantHosts{}
+	}
+	t := a.tenants[id]
+	if t == nil {
+		t = &tenantHosts{}
+		a.tenants[id] = t
+	}
+	return t
+}
+
+// list returns the function a tenant's proxies call on every check (egress.ProxyOptions.Tenant):
+// it returns the list at once, and reads it again from the store in the background when it is
+// older than allowedRefresh.
+func (a *allowedHosts) list(tenant string) func() *egress.Allowlist {
+	t := a.tenant(tenant)
+	if t.read.Load() == 0 {
+		a.refresh(context.Background(), tenant, t) // the first proxy of the tenant waits for it
+	}
+	return func() *egress.Allowlist {
+		if time.Since(time.Unix(0, t.read.Load())) > allowedRefresh && t.reading.CompareAndSwap(false, true) {
+			go func() {
+				defer t.reading.Store(false)
+				a.refresh(context.Background(), tenant, t)
+			}()
+		}
+		return t.list.Load()
+	}
+}
+
+// add puts a host on a tenant's list at once (its standing approval is saved by the broker).
+func (a *allowedHosts) add(tenant, host string) error {
+	t := a.tenant(tenant)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	next, err := t.list.Load().With(host)
+	if err != nil {
+		return err
+	}
+	t.list.Store(next)
+	return nil
+}
+
+// refresh reads a tenant's list from the store: the hosts of its standing approvals of tools
+// of kind sandbox_allow_host that are not revoked. A store that cannot be read leaves the
+// list as it was (logged); an entry that no longer parses is left out (logged).
+func (a *allowedHosts) refresh(ctx context.Context, tenant string, t *tenantHosts) {
+	if a.store == nil {
+		t.read.Store(time.Now().UnixNano())
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	standings, err := a.store.Standings(ctx, tenant)
+	if err != nil {
+		a.logger.Warn("the hosts allowed for a tenant could not be read; the list in memory stays", "tenant", tenant, "err", err)
+		t.read.Store(time.Now().UnixNano())
+		return
+	}
+	p := a.policy()
+	var hosts []string
+	for _, st := range standings {
+		if !st.Revoked.IsZero() || st.Tenant != tenant {
+			continue
+		}
+		if tool, ok := p.Tool(st.Tool); !ok || tool.Kind != kindAllowHost {
+			continue
+		}
+		c, err := a.store.Card(ctx, tenant, st.CardID)
+		if err != nil {
+			a.logger.Warn("the card of a host allowed for a tenant could not be read", "tenant", tenant, "standing", st.ID, "err", err)
+			continue
+		}
+		var args struct {
+			Host string `json:"host"`
+		}
+		if err := json.Unmarshal(c.Args, &args); err != nil || args.Host == "" {
+			a.logger.Warn("the card of a host allowed for a tenant names no host", "tenant", tenant, "card", c.ID)
+			continue
+		}
+		hosts = append(hosts, args.Host)
+	}
+	var list *egress.Allowlist
+	for _, h := range hosts {
+		next, err := list.With(h)
+		if err != nil {
+			a.logger.Warn("a host allowed for a tenant is not a valid entry; it is left out", "tenant", tenant, "host", h, "err", err)
+			continue
+		}
+		list = next
+	}
+	t.mu.Lock()
+	t.list.Store(list)
+	t.read.Store(time.Now().UnixNano())
+	t.mu.Unlock()
+}
+
+// kindAllowHost is the native kind of the tool that asks a person to widen the sandbox's
+// egress (X3).
+const kindAllowHost = "sandbox_allow_host"

@@ -1,0 +1,150 @@
+package gateway
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/native"
+	"github.com/wardenhq/warden/sandbox"
+)
+
+// fetchTimeout bounds a net_fetch when Options.Native.Fetch does not say otherwise.
+const fetchTimeout = 30 * time.Second
+
+// sessionNet is a session's way out to the network: its own egress proxy, which the sandboxed
+// commands of shell_exec reach through their HTTP(S)_PROXY and net_fetch dials through. It is
+// started at its first use and closed when the session ends. AllowOnce on its proxy widens this
+// session alone; the tenant's list (hosts a person allowed for the tenant) is shared.
+type sessionNet struct {
+	once   sync.Once
+	proxy  *egress.Proxy
+	ln     *sandbox.Listener
+	cancel context.CancelFunc
+	err    error
+}
+
+// net returns the session's egress proxy, starting it the first time.
+func (s *session) net() (*egress.Proxy, *sandbox.Listener, error) {
+	n := &s.egress
+	n.once.Do(func() {
+		tenant := s.gs.Load().Review.Surface.Tenant().ID
+		n.proxy, n.err = egress.NewProxy(s.g.checker, egress.ProxyOptions{
+			Tenant:     s.g.allowed.list(tenant),
+			OnDecision: s.onEgress,
+		})
+		if n.err != nil {
+			return
+		}
+		var ctx context.Context
+		ctx, n.cancel = context.WithCancel(context.Background())
+		n.ln = sandbox.NewListener()
+		go n.proxy.Serve(ctx, n.ln)
+	})
+	return n.proxy, n.ln, n.err
+}
+
+// closeNet stops the session's egress proxy, if it was started: every tunnel it holds open
+// is closed.
+func (s *session) closeNet() {
+	n := &s.egress
+	n.once.Do(func() { n.err = errSessionEnded }) // never started: it never will be
+	if n.proxy != nil {
+		n.cancel()
+		n.ln.Close()
+		n.proxy.Close()
+	}
+}
+
+// onEgress logs what the session's proxy refused; what it allowed is routine.
+func (s *session) onEgress(d egress.Decision) {
+	if !d.Allow {
+		s.g.logger.Info("egress refused", "session", s.id, "host", d.Host, "port", d.Port, "reason", d.Reason, "detail", d.Detail)
+	}
+}
+
+// proxyConn hands a connection a sandboxed command made to its proxy to the session's egress
+// proxy (native.Sandbox.Proxy).
+func (s *session) proxyConn(c net.Conn) {
+	_, ln, err := s.net()
+	if err != nil {
+		c.Close()
+		return
+	}
+	ln.Handle(c)
+}
+
+// dial connects net_fetch through the session's egress proxy's checks.
+func (s *session) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	p, _, err := s.net()
+	if err != nil {
+		return nil, err
+	}
+	return p.DialContext(ctx, network, addr)
+}
+
+// nativeOptions are the options of a session's executor: the gateway's, with the session's
+// workspace, the session's proxy as the sandbox's way out and net_fetch's dialer, and the
+// other tenants' workspaces hidden.
+func (s *session) nativeOptions() native.Options {
+	o := s.g.o.Native
+	o.Workspace = s.workspace
+	o.Sandbox.Proxy = s.proxyConn
+	o.Sandbox.Hidden = append(append([]string(nil), o.Sandbox.Hidden...), s.g.otherWorkspaces(s.workspace)...)
+	timeout := fetchTimeout
+	if o.Fetch != nil && o.Fetch.Timeout > 0 {
+		timeout = o.Fetch.Timeout
+	}
+	// Whatever client was given, its connections go through the egress checks: net_fetch runs
+	// in Warden's own process, which can reach what a sandboxed command cannot.
+	o.Fetch = &http.Client{Timeout: timeout, Transport: &http.Transport{
+		Proxy:                 nil,
+		DialContext:           s.dial,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+	}}
+	return o
+}
+
+// otherWorkspaces are the workspaces under Options.Workspaces other than ws (and the one ws
+// lies in, for a subagent's root): a sandboxed command may not read them, even where the
+// workspaces lie under a directory the sandbox lets it read.
+func (g *Gateway) otherWorkspaces(ws string) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(dir string) {
+		if seen[dir] {
+			return
+		}
+		seen[dir] = true
+		if r, err := filepath.EvalSymlinks(dir); err == nil {
+			dir = r
+		}
+		if dir == ws || within(ws, dir) {
+			return // the session's own (a subagent works inside its parent's)
+		}
+		out = append(out, dir)
+	}
+	for t := range g.snapshot.Load().p.Tenants() {
+		add(filepath.Join(g.o.Workspaces, t.ID))
+	}
+	if entries, err := os.ReadDir(g.o.Workspaces); err == nil {
+		for _, e := range entries {
+			add(filepath.Join(g.o.Workspaces, e.Name()))
+		}
+	}
+	return out
+}
+
+// within reports whether p lies inside dir.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != "." && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../")
+}
