@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -8,31 +10,100 @@ import (
 	"github.com/wardenhq/warden/policy"
 )
 
-// The banner says the sandbox is not active, and reports egress settings that are wrong even
-// before anything enforces them.
-func TestBannerReportsTheSandboxAndBadEgressSettings(t *testing.T) {
+// The banner says what shell_exec's commands run under (sandbox on, off by the operator's
+// choice, or unavailable), the egress mode and list, and an unknown SANDBOX_EGRESS value.
+func TestBannerReportsTheSandboxAndEgress(t *testing.T) {
 	p, err := policy.Parse("quickstart.yaml", examples.Quickstart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SANDBOX_EGRESS", "closed")
-	t.Setenv("SANDBOX_EGRESS_ALLOWLIST", "10.0.0.0/8")
-	var b strings.Builder
-	banner(&b, p, p.Env(policy.MapLookup(nil)), "sqlite w.db", "127.0.0.1:1", "/ws")
-	for _, want := range []string{
-		"SANDBOX NOT ACTIVE",
-		`egress: SANDBOX_EGRESS="closed" is neither open nor allowlist, so the egress mode is allowlist`,
-		`egress: SANDBOX_EGRESS_ALLOWLIST: allowlist entry 1 ("10.0.0.0/8"): never allowed`,
-	} {
-		if !strings.Contains(b.String(), want) {
-			t.Errorf("the banner lacks %q:\n%s", want, b.String())
+	env := func(kv ...string) func(string) (string, bool) {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	show := func(f sandboxFlags, lookup func(string) (string, bool), unavailable error) string {
+		t.Helper()
+		sb, err := f.setup(context.Background(), lookup, []string{"/srv/warden/w.db"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !f.off {
+			sb.unavailable = unavailable // the probe's own answer depends on this machine
+		}
+		var b strings.Builder
+		banner(&b, p, p.Env(policy.MapLookup(nil)), "sqlite w.db", "127.0.0.1:1", "/ws", sb)
+		return b.String()
+	}
+	tests := []struct {
+		name        string
+		flags       sandboxFlags
+		env         func(string) (string, bool)
+		unavailable error
+		want, not   []string
+	}{
+		{"on, the default list", sandboxFlags{}, env(), nil,
+			[]string{"warden: sandbox on: shell_exec runs each command under Landlock", "warden: egress allowlist: ", "entries from the default list, plus the hosts a person allows (sandbox_allow_host)"},
+			[]string{"SANDBOX OFF", "UNAVAILABLE", "egress: SANDBOX_EGRESS"}},
+		{"off by the operator", sandboxFlags{off: true}, env(), nil,
+			[]string{"warden: SANDBOX OFF (--no-sandbox): shell_exec runs commands UNSANDBOXED"},
+			[]string{"sandbox on"}},
+		{"unavailable", sandboxFlags{}, env(), errors.New("sandbox: cannot be applied: Landlock ABI 0"),
+			[]string{"warden: SANDBOX UNAVAILABLE: sandbox: cannot be applied: Landlock ABI 0", "shell_exec refuses to run commands", "--no-sandbox"},
+			[]string{"sandbox on"}},
+		{"a mode typo", sandboxFlags{}, env("SANDBOX_EGRESS", "closed"), nil,
+			[]string{`warden: egress: SANDBOX_EGRESS="closed" is neither open nor allowlist, so the egress mode is allowlist`, "warden: egress allowlist: "},
+			nil},
+		{"open in any case", sandboxFlags{}, env("SANDBOX_EGRESS", "OPEN"), nil,
+			[]string{"warden: egress open: any public address", "no sandbox_allow_host cards"},
+			[]string{"egress: SANDBOX_EGRESS"}},
+		{"a replaced list", sandboxFlags{}, env("SANDBOX_EGRESS_ALLOWLIST", "example.com, *.example.org"), nil,
+			[]string{"warden: egress allowlist: 2 entries from SANDBOX_EGRESS_ALLOWLIST"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := show(tt.flags, tt.env, tt.unavailable)
+			for _, w := range tt.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("the banner lacks %q:\n%s", w, out)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(out, n) {
+					t.Errorf("the banner says %q:\n%s", n, out)
+				}
+			}
+		})
+	}
+}
+
+// A SANDBOX_EGRESS_ALLOWLIST with a bad entry, or a relative sandbox path, stops the start
+// with the entry's position: the server does not run on a list it would not enforce as written.
+func TestSandboxSetupRefusesBadSettings(t *testing.T) {
+	lookup := func(list string) func(string) (string, bool) {
+		return func(k string) (string, bool) {
+			if k == "SANDBOX_EGRESS_ALLOWLIST" {
+				return list, true
+			}
+			return "", false
 		}
 	}
-	t.Setenv("SANDBOX_EGRESS", "OPEN")
-	t.Setenv("SANDBOX_EGRESS_ALLOWLIST", "")
-	b.Reset()
-	banner(&b, p, p.Env(policy.MapLookup(nil)), "sqlite w.db", "127.0.0.1:1", "/ws")
-	if strings.Contains(b.String(), "egress:") {
-		t.Errorf("good settings reported as bad:\n%s", b.String())
+	tests := []struct {
+		flags sandboxFlags
+		list  string
+		want  string
+	}{
+		{sandboxFlags{}, "example.com, 10.0.0.0/8", `SANDBOX_EGRESS_ALLOWLIST: allowlist entry 2 ("10.0.0.0/8"): never allowed`},
+		{sandboxFlags{}, "*.com", `SANDBOX_EGRESS_ALLOWLIST: allowlist entry 1 ("*.com")`},
+		{sandboxFlags{readOnly: []string{"opt/tools"}}, "", `--sandbox-read-only "opt/tools": want an absolute path`},
+		{sandboxFlags{hidden: []string{"secrets"}}, "", `--sandbox-hidden "secrets": want an absolute path`},
+	}
+	for _, tt := range tests {
+		_, err := tt.flags.setup(context.Background(), lookup(tt.list), nil)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("setup(%+v, %q) = %v, want an error holding %q", tt.flags, tt.list, err, tt.want)
+		}
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -336,14 +335,19 @@ func TestServeTokenAndAudit(t *testing.T) {
 	if code := get("/readyz", ""); code != 200 {
 		t.Errorf("readyz %d", code)
 	}
-	// /readyz says, as the banner does, that commands run unsandboxed.
+	// /readyz says what the banner says of the sandbox and the egress mode.
 	if resp, err := http.Get(base + "/readyz"); err != nil {
 		t.Error(err)
 	} else {
-		body, _ := io.ReadAll(resp.Body)
+		var ready struct{ Sandbox, Egress string }
+		err := json.NewDecoder(resp.Body).Decode(&ready)
 		resp.Body.Close()
-		if !strings.Contains(string(body), "not active") {
-			t.Errorf("readyz does not say the sandbox is not active: %s", body)
+		want := "on"
+		if !strings.Contains(out.String(), "warden: sandbox on:") {
+			want = "unavailable: shell_exec refuses to run commands"
+		}
+		if err != nil || !strings.HasPrefix(ready.Sandbox, want) || !strings.HasPrefix(ready.Egress, "allowlist: ") {
+			t.Errorf("readyz says sandbox %q, egress %q (%v); want %q and allowlist, as the banner:\n%s", ready.Sandbox, ready.Egress, err, want, out.String())
 		}
 	}
 	if code := get("/api/v1/approvals?state=pending", ""); code != 401 {

@@ -12,6 +12,7 @@ import (
 
 type mcpOptions struct {
 	store      storeOptions
+	sandbox    sandboxFlags
 	token      string
 	workspaces string
 }
@@ -40,12 +41,19 @@ store. Logs go to standard error.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			sb, err := o.sandbox.setup(ctx, os.LookupEnv, o.store.files())
+			if err != nil {
+				return err
+			}
+			if sb.native.Off || sb.unavailable != nil {
+				logger.Warn("shell_exec's sandbox: " + sb.summary())
+			}
 			db, _, err := o.store.open(ctx)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			st, err := newStack(p, db, o.workspaces, logger)
+			st, err := newStack(p, db, o.workspaces, sb, logger)
 			if err != nil {
 				return err
 			}
@@ -56,5 +64,6 @@ store. Logs go to standard error.`,
 	cmd.Flags().StringVar(&o.token, "token", "", "the agent token the session runs with (default $WARDEN_TOKEN)")
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
 	o.store.register(cmd)
+	o.sandbox.register(cmd)
 	return cmd
 }

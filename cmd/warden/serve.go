@@ -20,7 +20,6 @@ import (
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
-	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/gateway"
 	"github.com/wardenhq/warden/native"
@@ -32,6 +31,7 @@ import (
 type serveOptions struct {
 	addr        string
 	store       storeOptions
+	sandbox     sandboxFlags
 	workspaces  string
 	clientToken bool
 }
@@ -68,11 +68,16 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
+	o.sandbox.register(cmd)
 	return cmd
 }
 
 func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions, p *policy.Policy) error {
 	logger := slog.New(slog.NewTextHandler(out, nil))
+	sb, err := o.sandbox.setup(ctx, os.LookupEnv, o.store.files())
+	if err != nil {
+		return err
+	}
 	db, kind, err := o.store.open(ctx)
 	if err != nil {
 		return err
@@ -90,7 +95,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}
-	st, err := newStack(p, db, o.workspaces, logger)
+	st, err := newStack(p, db, o.workspaces, sb, logger)
 	if err != nil {
 		return err
 	}
@@ -98,7 +103,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	srv := server.New(server.Options{
 		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
 		Info: map[string]any{"policy": p.Revision, "store": kind,
-			"sandbox": "not active: shell_exec runs commands unsandboxed"},
+			"sandbox": sb.summary(), "egress": sb.egressSummary()},
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
@@ -109,7 +114,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		return fmt.Errorf("listen on %s: %w", o.addr, err)
 	}
 	url := "http://" + ln.Addr().String() + "/mcp"
-	banner(out, p, st.env, kind, ln.Addr().String(), st.workspaces)
+	banner(out, p, st.env, kind, ln.Addr().String(), st.workspaces, sb)
 	if o.clientToken {
 		if err := clientConfig(ctx, db, out, p, url); err != nil {
 			return err
@@ -154,7 +159,7 @@ type stack struct {
 	workspaces string
 }
 
-func newStack(p *policy.Policy, db appStore, workspaces string, logger *slog.Logger) (*stack, error) {
+func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger) (*stack, error) {
 	env := p.Env(os.LookupEnv)
 	reviewer, err := review.New(review.Options{})
 	if err != nil {
@@ -174,7 +179,7 @@ func newStack(p *policy.Policy, db appStore, workspaces string, logger *slog.Log
 	}
 	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
 		Broker: st.broker, Workspaces: workspaces, Logger: logger, TokenTTL: tokenTTL,
-		Native: native.Options{Fetch: &http.Client{Timeout: 30 * time.Second}}})
+		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db})
 	if err != nil {
 		st.gate.Close()
 		return nil, err
@@ -222,7 +227,7 @@ func (st *stack) close() {
 }
 
 // banner prints what the server runs with, and what is off.
-func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, workspaces string) {
+func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, workspaces string, sb *sandboxState) {
 	name := p.Name
 	if name == "" {
 		name = "policy"
@@ -230,13 +235,18 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	fmt.Fprintf(out, "warden: %s (%s, revision %s)\n", name, p.File, p.Revision)
 	fmt.Fprintf(out, "warden: store %s\n", store)
 	fmt.Fprintf(out, "warden: workspaces %s (each tenant works in its own directory there)\n", workspaces)
-	fmt.Fprintln(out, "warden: SANDBOX NOT ACTIVE: shell_exec runs commands UNSANDBOXED, as this user, in the tenant's workspace")
-	// The egress settings are read (and a bad value reported) even while nothing enforces them
-	// for shell_exec, so that an operator's mistake shows before the sandbox relies on it.
-	if _, err := egress.FromEnv(os.LookupEnv); err != nil {
-		for _, line := range strings.Split(err.Error(), "\n") {
-			fmt.Fprintf(out, "warden: egress: %s\n", line)
-		}
+	switch {
+	case sb.native.Off:
+		fmt.Fprintln(out, "warden: SANDBOX OFF (--no-sandbox): shell_exec runs commands UNSANDBOXED, as this user, with this host's network, in the tenant's workspace")
+	case sb.unavailable != nil:
+		fmt.Fprintf(out, "warden: SANDBOX UNAVAILABLE: %v\n", sb.unavailable)
+		fmt.Fprintln(out, "warden: shell_exec refuses to run commands until the sandbox can be applied (or the operator starts Warden with --no-sandbox)")
+	default:
+		fmt.Fprintln(out, "warden: sandbox on: shell_exec runs each command under Landlock (its workspace read-write, system paths read-only, nothing else), with no_new_privs, in its own network and PID namespaces")
+	}
+	fmt.Fprintf(out, "warden: egress %s\n", sb.egressSummary())
+	if sb.modeErr != nil {
+		fmt.Fprintf(out, "warden: egress: %v\n", sb.modeErr)
 	}
 	if !env.ApprovalsOn() {
 		st, _ := env.Switch(policy.SwitchRequireApproval)

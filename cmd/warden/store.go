@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -35,6 +36,23 @@ func (o *storeOptions) register(cmd *cobra.Command) {
 }
 
 // open opens the chosen store, and says which it is.
+// files are the embedded store's files (none for PostgreSQL): no sandboxed command may read
+// them.
+func (o *storeOptions) files() []string {
+	if o.postgres != "" {
+		return nil
+	}
+	path := o.db
+	if path == "" {
+		path = defaultDB
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	return []string{abs, abs + "-wal", abs + "-shm", abs + "-journal"}
+}
+
 func (o *storeOptions) open(ctx context.Context) (appStore, string, error) {
 	switch {
 	case o.db != "" && o.postgres != "":

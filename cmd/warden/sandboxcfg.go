@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/native"
+	"github.com/wardenhq/warden/sandbox"
+)
+
+// sandboxFlags are serve's and mcp's flags for shell_exec's sandbox.
+type sandboxFlags struct {
+	off      bool
+	readOnly []string
+	hidden   []string
+}
+
+func (f *sandboxFlags) register(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.BoolVar(&f.off, "no-sandbox", false, "run shell_exec's commands UNSANDBOXED, as this user with this host's network (the operator's explicit choice; the banner and /readyz say so)")
+	fl.StringArrayVar(&f.readOnly, "sandbox-read-only", nil, "a further path sandboxed commands may read and execute, e.g. a toolchain in /opt (repeatable)")
+	fl.StringArrayVar(&f.hidden, "sandbox-hidden", nil, "a path sandboxed commands may not read, besides Warden's database and other tenants' workspaces (repeatable)")
+}
+
+// sandboxState is what shell_exec's commands run under, decided once at start-up: for the
+// gateway, the banner and /readyz.
+type sandboxState struct {
+	// native is the executor's sandbox (its proxy is set per session by the gateway).
+	native native.Sandbox
+	// unavailable is why the sandbox cannot be applied here (nil when it can, or is off).
+	unavailable error
+	// egress is SANDBOX_EGRESS and SANDBOX_EGRESS_ALLOWLIST as read; modeErr a mode that was
+	// neither open nor allowlist (reported; the mode is then allowlist).
+	egress  egress.Settings
+	modeErr error
+}
+
+// setup reads the egress switches and tries the sandbox once. A SANDBOX_EGRESS_ALLOWLIST with
+// a bad entry is an error: the server does not start on a list it would not enforce as
+// written. hidden are paths of Warden's own to hide (its database).
+func (f *sandboxFlags) setup(ctx context.Context, lookup func(string) (string, bool), hidden []string) (*sandboxState, error) {
+	st := &sandboxState{native: native.Sandbox{Off: f.off}}
+	settings, err := egress.FromEnv(lookup)
+	var me *egress.ModeError
+	if errors.As(err, &me) {
+		st.modeErr = me
+	}
+	var le egress.ListError
+	if errors.As(err, &le) {
+		return nil, fmt.Errorf("%s: %w", egress.EnvAllowlist, le)
+	}
+	st.egress = settings
+	for _, p := range f.readOnly {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("--sandbox-read-only %q: want an absolute path", p)
+		}
+	}
+	for _, p := range f.hidden {
+		if !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("--sandbox-hidden %q: want an absolute path", p)
+		}
+	}
+	st.native.ReadOnly = f.readOnly
+	st.native.Hidden = append(append([]string(nil), f.hidden...), hidden...)
+	if !f.off {
+		st.unavailable = probeSandbox(ctx)
+	}
+	return st, nil
+}
+
+// probeSandbox runs true in the sandbox once: an error says why commands could not run.
+func probeSandbox(ctx context.Context) error {
+	dir, err := os.MkdirTemp("", "warden-probe-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	res, err := sandbox.Run(ctx, sandbox.Spec{Workspace: dir, Command: []string{"/bin/sh", "-c", "exit 0"}})
+	if err != nil {
+		return err
+	}
+	if res.ExitCode != 0 {
+		return fmt.Errorf("a trial command in the sandbox ended with status %d (%s)", res.ExitCode, res.Signal)
+	}
+	return nil
+}
+
+// checker is what each session's egress proxy enforces.
+func (st *sandboxState) checker() *egress.Checker { return egress.New(st.egress.Options()) }
+
+// summary is the sandbox's state in a few words, for /readyz.
+func (st *sandboxState) summary() string {
+	switch {
+	case st.native.Off:
+		return "off: the operator turned it off (--no-sandbox); shell_exec runs commands unsandboxed"
+	case st.unavailable != nil:
+		return "unavailable: shell_exec refuses to run commands (" + st.unavailable.Error() + ")"
+	}
+	return "on"
+}
+
+// egressSummary names the egress mode and list, for the banner and /readyz.
+func (st *sandboxState) egressSummary() string {
+	if st.egress.Mode == egress.ModeOpen {
+		return "open: any public address (never private, loopback, link-local or metadata ones), and no sandbox_allow_host cards"
+	}
+	list := "the default list"
+	if st.egress.Replaced {
+		list = egress.EnvAllowlist
+	}
+	return fmt.Sprintf("allowlist: %d entries from %s, plus the hosts a person allows (sandbox_allow_host)", len(st.egress.Allowlist.Entries()), list)
+}
