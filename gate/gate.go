@@ -171,6 +171,7 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 	}
 
 	token := v.Token
+	var answer approval.Answer // how a person allowed the call, if one was asked
 	if v.Decision == verdict.Ask {
 		if err := g.append(ctx, base, audit.KindDecision, verdict.Ask, spend, ""); err != nil {
 			out.Verdict = deny(v, verdict.NotRecorded, err.Error())
@@ -194,6 +195,10 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 			return out, g.append(context.WithoutCancel(ctx), approvalEvent, audit.KindApproval, verdict.Deny, spend, res.Approver)
 		}
 		out.Approver = res.Approver
+		answer = approval.AllowOnce
+		if res.Standing != nil || (res.Card != nil && res.Card.Answer == approval.AllowTenant) {
+			answer = approval.AllowTenant
+		}
 		if err := g.append(ctx, approvalEvent, audit.KindApproval, verdict.Allow, spend, res.Approver); err != nil {
 			out.Verdict = deny(v, verdict.NotRecorded, err.Error())
 			return out, err
@@ -239,7 +244,11 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 	var runErr error
 	second, err := g.reviewer.Execute(s.Review, token, tool, args, func(a *action.Action) error {
 		out.Ran = true
-		result, runErr = exec(context.WithValue(ctx, callIDKey{}, out.CallID), a)
+		ectx := context.WithValue(ctx, callIDKey{}, out.CallID)
+		if answer != "" {
+			ectx = context.WithValue(ectx, answerKey{}, answer)
+		}
+		result, runErr = exec(ectx, a)
 		return runErr
 	})
 	out.Verdict, out.Result, out.Err = second, result, runErr
@@ -389,6 +398,17 @@ func (g *Gate) append(ctx context.Context, e audit.Event, kind string, d verdict
 }
 
 type callIDKey struct{}
+
+type answerKey struct{}
+
+// Answer returns, inside an Executor, how a person allowed the call it runs:
+// approval.AllowOnce, or approval.AllowTenant (a card answered so, or the standing approval an
+// earlier one saved). ok is false for a call that asked nobody. A tool whose effect depends on
+// the answer (sandbox_allow_host) reads it here.
+func Answer(ctx context.Context) (a approval.Answer, ok bool) {
+	a, ok = ctx.Value(answerKey{}).(approval.Answer)
+	return a, ok
+}
 
 // CallID returns the id of the call an Executor is running (the id its audit events carry).
 func CallID(ctx context.Context) string {

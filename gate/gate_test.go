@@ -104,9 +104,13 @@ func ok(context.Context, *action.Action) (map[string]any, error) {
 func TestCallWithoutCardOrMoney(t *testing.T) {
 	r := newRig(t, time.Minute)
 	s := r.session(examples.Quickstart, nil, surface.Spec{Role: "person", Tenant: "default"}, "s1")
-	out, err := r.gate.Call(context.Background(), s, "files_write", map[string]any{"path": "a.txt", "content": "x"}, ok)
-	if err != nil || !out.Ran || out.Verdict.Decision != verdict.Allow {
-		t.Fatalf("%+v, %v", out, err)
+	asked := true
+	out, err := r.gate.Call(context.Background(), s, "files_write", map[string]any{"path": "a.txt", "content": "x"}, func(ctx context.Context, a *action.Action) (map[string]any, error) {
+		_, asked = gate.Answer(ctx)
+		return ok(ctx, a)
+	})
+	if err != nil || !out.Ran || out.Verdict.Decision != verdict.Allow || asked {
+		t.Fatalf("%+v, %v (a person was asked: %v)", out, err, asked)
 	}
 	if got := r.events(out.CallID); !slices.Equal(got, []string{"decision:allow", "outcome:allow"}) {
 		t.Errorf("events %v", got)
@@ -164,10 +168,14 @@ func TestApprovals(t *testing.T) {
 			args := map[string]any{"spreadsheet": "q3", "rows": []any{"a"}}
 			var out *gate.Outcome
 			var err error
+			var answer approval.Answer
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				out, err = r.gate.Call(context.Background(), s, "mcp__sheets__sheets_append", args, ok)
+				out, err = r.gate.Call(context.Background(), s, "mcp__sheets__sheets_append", args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
+					answer, _ = gate.Answer(ctx)
+					return ok(ctx, a)
+				})
 			}()
 			card := r.waitCard()
 			if card.Tool != "mcp__sheets__sheets_append" || card.Digest != action.Digest("mcp__sheets__sheets_append", args) || !strings.Contains(string(card.Args), "q3") {
@@ -181,6 +189,9 @@ func TestApprovals(t *testing.T) {
 			<-done
 			if err != nil || out.Ran != tt.ran {
 				t.Fatalf("ran %v, err %v; want ran %v", out.Ran, err, tt.ran)
+			}
+			if tt.ran && answer != tt.answer {
+				t.Errorf("the executor saw the answer %q; want %q", answer, tt.answer)
 			}
 			if tt.code != "" && !hasCode(out.Verdict, tt.code) {
 				t.Errorf("verdict %s; want %s", out.Verdict.Summary(), tt.code)
@@ -220,10 +231,15 @@ func TestStandingApproval(t *testing.T) {
 	if out := <-done; !out.Ran {
 		t.Fatalf("first call: %s", out.Verdict.Summary())
 	}
-	// The same call again: allowed by the standing approval, without a card.
-	out, err := r.gate.Call(context.Background(), s, "mcp__sheets__sheets_append", args, ok)
-	if err != nil || !out.Ran || out.Approver != "alice" {
-		t.Fatalf("the same call: ran %v approver %q err %v", out.Ran, out.Approver, err)
+	// The same call again: allowed by the standing approval, without a card; the executor
+	// sees it as allowed for the tenant.
+	var answer approval.Answer
+	out, err := r.gate.Call(context.Background(), s, "mcp__sheets__sheets_append", args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
+		answer, _ = gate.Answer(ctx)
+		return ok(ctx, a)
+	})
+	if err != nil || !out.Ran || out.Approver != "alice" || answer != approval.AllowTenant {
+		t.Fatalf("the same call: ran %v approver %q answer %q err %v", out.Ran, out.Approver, answer, err)
 	}
 	// Another call of the same tool needs its own card; the zero timeout below denies it.
 	r2 := newRig(t, 0)
