@@ -8,9 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"unicode"
 
 	"github.com/wardenhq/warden/action/patch"
 	"github.com/wardenhq/warden/action/shell"
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -156,6 +158,9 @@ func Normalize(t *policy.Tool, args map[string]any, ctx Context) *Action {
 		a.URL = n.required("url")
 	case "net_search":
 		n.optional("query")
+	case "sandbox_allow_host":
+		n.optional("reason")
+		n.allowHost(n.required("host"))
 	default:
 		n.problem(ProblemUnknownOp, fmt.Sprintf("%s maps to the kind %q, which Warden cannot review", t.Name, t.Kind))
 	}
@@ -356,6 +361,37 @@ func (n *normalizer) globEffect(e Effect) {
 			}
 		}
 	}
+}
+
+// allowHost checks the host a sandbox_allow_host call asks for: it must be one entry of an
+// egress allowlist (a host name, *.domain, an IP address or a CIDR) that the allowlist would
+// take, so that a host no answer could ever open (a private or metadata address, a list, a
+// whole public suffix) is denied before a person is asked. Inputs["host"] becomes the entry's
+// canonical spelling, which is what a yes adds.
+func (n *normalizer) allowHost(host string) {
+	if host == "" {
+		return // (required has said so)
+	}
+	name := n.fieldName("host")
+	if strings.ContainsFunc(host, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+		n.problem(ProblemInput, fmt.Sprintf("%s: %s %q must be one host, not a list (it holds commas or spaces)", n.t.Name, name, host))
+		return
+	}
+	list, err := egress.ParseAllowlist(host)
+	if err != nil {
+		why := err.Error()
+		if ee, ok := errors.AsType[*egress.EntryError](err); ok {
+			why = ee.Err.Error()
+		}
+		n.problem(ProblemInput, fmt.Sprintf("%s: %s %q cannot be allowed: %s", n.t.Name, name, host, why))
+		return
+	}
+	entries := list.Entries()
+	if len(entries) != 1 {
+		n.problem(ProblemInput, fmt.Sprintf("%s: %s %q must be exactly one host", n.t.Name, name, host))
+		return
+	}
+	n.a.Inputs["host"] = entries[0]
 }
 
 func (n *normalizer) patch() {

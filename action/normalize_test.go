@@ -1,8 +1,10 @@
 package action_test
 
 import (
+	"fmt"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -126,5 +128,81 @@ func TestNormalizeWithoutWorkspace(t *testing.T) {
 	a := action.Normalize(quickstartTool(t, "files_read"), map[string]any{"path": "x"}, action.Context{})
 	if len(a.Problems) != 1 || a.Problems[0].Code != action.ProblemPath {
 		t.Errorf("no workspace: %+v; want a path problem", a.Problems)
+	}
+}
+
+// TestNormalizeAllowHost checks the host a sandbox_allow_host call asks for: one egress
+// allowlist entry the list would take, in its canonical spelling; anything a yes could never
+// add (a list, a private, loopback or metadata address, a whole public suffix) is a problem, so
+// the review denies it before a person is asked.
+func TestNormalizeAllowHost(t *testing.T) {
+	r := &action.Resolver{Root: t.TempDir()}
+	tool := quickstartTool(t, "sandbox_allow_host")
+	tests := []struct {
+		give any
+		want string // the canonical entry; empty: a problem
+		why  string // a part of the problem's detail
+	}{
+		{give: "example.com", want: "example.com"},
+		{give: "Example.COM.", want: "example.com"},
+		{give: "*.example.org", want: "*.example.org"},
+		{give: "api.github.com", want: "api.github.com"},
+		{give: "8.8.8.8", want: "8.8.8.8"},
+		{give: "203.0.113.7", want: "203.0.113.7"}, // documentation ranges are listable
+		{give: "198.51.100.0/24", want: "198.51.100.0/24"},
+		{give: "2001:db8::/48", want: "2001:db8::/48"},
+		{give: "[2606:4700::1111]", want: "2606:4700::1111"},
+		{give: "bücher.example", want: "xn--bcher-kva.example"},
+
+		{give: "169.254.169.254", why: `host "169.254.169.254" cannot be allowed: never allowed: 169.254.169.254 is cloud instance metadata`},
+		{give: "127.1", why: `host "127.1" cannot be allowed: never allowed: 127.0.0.1 is loopback`},
+		{give: "localhost", why: "never allowed"},
+		{give: "metadata.google.internal", why: "never allowed"},
+		{give: "10.0.0.0/8", why: `host "10.0.0.0/8" cannot be allowed: never allowed: it lies in 10.0.0.0/8, private (RFC 1918)`},
+		{give: "192.168.1.10", why: "never allowed"},
+		{give: "::1", why: "never allowed"},
+		{give: "fd00::/8", why: "never allowed"},
+		{give: "a.com,b.com", why: `host "a.com,b.com" must be one host, not a list`},
+		{give: "a.com b.com", why: "must be one host, not a list"},
+		{give: "a.com,a.com", why: "must be one host, not a list"},
+		{give: " example.com", why: "must be one host, not a list"},
+		{give: "", why: "sandbox_allow_host: host is empty"},
+		{give: nil, why: "sandbox_allow_host needs host"},
+		{give: 3.0, why: "host must be a string"},
+		{give: "*.com", why: `host "*.com" cannot be allowed: too broad`},
+		{give: "*.co.uk", why: "too broad: co.uk is a public suffix"},
+		{give: "*", why: "too broad"},
+		{give: "8.0.0.0/8", why: "too broad"},
+		{give: "https://example.com/x", why: "malformed entry: an entry is a host"},
+		{give: "example.com:443", why: "malformed entry: an entry names a host, not a port"},
+		{give: "exa mple", why: "must be one host"},
+		{give: "foo*.example.com", why: "malformed entry"},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.give), func(t *testing.T) {
+			args := map[string]any{"reason": "the build downloads from it"}
+			if tt.give != nil {
+				args["host"] = tt.give
+			}
+			a := action.Normalize(tool, args, action.Context{Resolver: r})
+			if a.Kind != "sandbox_allow_host" || len(a.Effects) != 0 || a.Inputs["reason"] != "the build downloads from it" {
+				t.Errorf("action %+v", a)
+			}
+			if tt.want != "" {
+				if len(a.Problems) != 0 || a.Inputs["host"] != tt.want {
+					t.Errorf("host %q, problems %+v; want %q and no problem", a.Inputs["host"], a.Problems, tt.want)
+				}
+				return
+			}
+			if len(a.Problems) != 1 || a.Problems[0].Code != action.ProblemInput || !strings.Contains(a.Problems[0].Detail, tt.why) {
+				t.Errorf("problems %+v; want one %s mentioning %q", a.Problems, action.ProblemInput, tt.why)
+			}
+		})
+	}
+
+	// The reason may be left out.
+	a := action.Normalize(tool, map[string]any{"host": "example.com"}, action.Context{Resolver: r})
+	if len(a.Problems) != 0 || a.Inputs["host"] != "example.com" {
+		t.Errorf("without a reason: %+v", a)
 	}
 }

@@ -171,6 +171,20 @@ connectors:
       mcp__docs__search: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 `,
 		},
+		{
+			name: "the sandbox egress card and a sandboxed connector",
+			give: `
+version: 1
+builtins:
+  - name: sandbox_allow_host
+  - {name: AllowHost, kind: sandbox_allow_host, input: {host: hostname, reason: why}}
+connectors:
+  - id: files
+    effect: read
+    sandbox: true
+    upstream: {command: [files-mcp]}
+`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,6 +313,18 @@ connectors:
       search: sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855
 `,
 			want: "invalid propertyName 'search'",
+		},
+		{
+			name: "sandbox that is not a boolean",
+			give: `
+version: 1
+connectors:
+  - id: files
+    effect: read
+    sandbox: landlock
+    upstream: {command: [files-mcp]}
+`,
+			want: "at '/connectors/0/sandbox'",
 		},
 	}
 	for _, tt := range tests {

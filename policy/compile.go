@@ -89,6 +89,7 @@ func (c *compiler) compileSwitches() {
 	}
 	p.approvalSwitch = p.switchIndex[SwitchRequireApproval]
 	p.timeoutSwitch = p.switchIndex[SwitchApprovalTimeout]
+	p.egressSwitch = p.switchIndex[SwitchSandboxEgress]
 	written := map[string]Pos{}
 	for i := range c.cfg.Switches {
 		sc := &c.cfg.Switches[i]
@@ -136,7 +137,7 @@ func (c *compiler) buildSwitch(sc *SwitchConfig) *Switch {
 			given++
 		}
 	}
-	if sc.Rule != "" && !sc.Has("rule") {
+	if (sc.Rule != "" && !sc.Has("rule")) || (len(sc.Modes) > 0 && !sc.Has("modes")) {
 		given++ // built-in switches are written in code
 	}
 	if given != 1 {
@@ -173,7 +174,7 @@ func (c *compiler) buildSwitch(sc *SwitchConfig) *Switch {
 		if dup := firstDuplicate(s.Values); dup != "" {
 			c.errorf(sc.At(key), "switch %s lists %q twice", sc.Name, dup)
 		}
-	case sc.Has("modes"):
+	case sc.Has("modes") || len(sc.Modes) > 0:
 		s.Kind, s.Modes = RuleModes, sc.Modes
 		if len(s.Modes) < 2 {
 			c.errorf(sc.At("modes"), "switch %s: a mode switch needs at least two modes", sc.Name)

@@ -39,6 +39,7 @@ func (c *compiler) compileServers() {
 	p.absentWithoutChannel = p.NewToolSet()
 	p.absentWithoutApprovals = p.NewToolSet()
 	p.delegating = p.NewToolSet()
+	p.egressCards = p.NewToolSet()
 	for _, t := range p.tools {
 		tc := c.toolCfg[t.Index]
 		if tc != nil {
@@ -49,6 +50,9 @@ func (c *compiler) compileServers() {
 		}
 		if t.Handoff || t.Kind == "spawn_subagent" {
 			p.delegating.Add(t.Index)
+		}
+		if t.Kind == kindAllowHost {
+			p.egressCards.Add(t.Index)
 		}
 		if g := t.Gate; g != nil && g.Approval {
 			if g.AbsentWithoutChannel {
@@ -193,7 +197,7 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 		return
 	}
 	if kind == KindPlatform {
-		for _, k := range []string{"hostEnv", "billing", "discover", "pins"} {
+		for _, k := range []string{"hostEnv", "billing", "discover", "pins", "sandbox"} {
 			if sc.Has(k) {
 				c.errorf(sc.At(k), "server %s: %s applies only to connectors", sc.ID, k)
 			}
@@ -241,6 +245,16 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 			s.Managed = c.compileManaged(sc.ID, sc.Managed)
 		}
 	}
+	if sc.Sandbox && kind == KindConnector {
+		switch u := sc.Upstream; {
+		case u == nil:
+			c.errorf(sc.At("sandbox"), "connector %s: sandbox runs the connector's stdio command, and it has no upstream", sc.ID)
+		case len(u.Command) == 0 && u.URL != "":
+			c.errorf(sc.At("sandbox"), "connector %s: sandbox applies to a command (stdio) upstream; a url upstream runs elsewhere", sc.ID)
+		default: // (an upstream that is neither or both is reported by compileUpstream)
+			s.Sandbox = s.Upstream != nil
+		}
+	}
 	c.addServer(s, sc)
 	prefix := "mcp__" + sc.ID + "__"
 	for i := range sc.Tools {
@@ -283,7 +297,11 @@ func (c *compiler) finishTool(t *Tool, tc *ToolConfig) {
 	s := t.Server
 	if s.Kind == KindBuiltin {
 		t.When = compileCond(c.problems, tc.When, c.scope)
-		t.Gate = c.compileGate(t, tc.Gate)
+		if t.Kind == kindAllowHost {
+			t.Gate = c.egressCardGate(t, tc.Gate)
+		} else {
+			t.Gate = c.compileGate(t, tc.Gate)
+		}
 		t.Constraints = c.compileConstraints(t, tc.Constraints)
 		return
 	}
@@ -438,6 +456,39 @@ func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {
 	if !g.Approval && gc.Requires.Value == "" { // (a switch that is not usable is reported above)
 		c.errorf(gc.Pos, "%s: the gate neither asks for approval nor requires a switch", t.Name)
 	}
+	return g
+}
+
+// kindAllowHost is the native kind whose tools ask a person to let the sandbox reach a host
+// that is not on its egress allowlist.
+const kindAllowHost = "sandbox_allow_host"
+
+// egressCardGate is the gate of a built-in of kind sandbox_allow_host, which is fixed: it asks a
+// person before each call, and is absent in a session with nobody to ask and while approvals
+// are off (a host is never let through unasked). A gate the policy leaves out, or leaves partly
+// out, is filled in; a field that says otherwise is an error. requires and note are the
+// policy's to add.
+func (c *compiler) egressCardGate(t *Tool, gc *GateConfig) *Gate {
+	if gc == nil {
+		return &Gate{Approval: true, AbsentWithoutChannel: true, AbsentWithoutApprovals: true}
+	}
+	for _, f := range []struct {
+		key, value string
+		bad        bool
+	}{
+		{"approval", "false", gc.Has("approval") && !gc.Approval},
+		{"withoutChannel", gc.WithoutChannel, gc.WithoutChannel == "refuse"},
+		{"withoutApprovals", gc.WithoutApprovals, gc.WithoutApprovals == "allow"},
+	} {
+		if f.bad {
+			c.errorf(gc.At(f.key), "%s: %s always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say %s: %s",
+				t.Name, kindAllowHost, f.key, f.value)
+		}
+	}
+	filled := *gc
+	filled.Approval = true
+	g := c.compileGate(t, &filled)
+	g.Approval, g.AbsentWithoutChannel, g.AbsentWithoutApprovals = true, true, true
 	return g
 }
 

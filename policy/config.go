@@ -24,8 +24,8 @@ type Config struct {
 	// declare it only to describe it.
 	Harnesses []HarnessConfig `yaml:"harnesses"`
 	// Switches are the operator switches read from the host environment, each with its truth
-	// rule. REQUIRE_WRITE_APPROVAL and APPROVAL_TIMEOUT_MS are built in; a document may describe
-	// them but not change their rules.
+	// rule. REQUIRE_WRITE_APPROVAL, APPROVAL_TIMEOUT_MS and SANDBOX_EGRESS are built in; a
+	// document may describe them but not change their rules.
 	Switches []SwitchConfig `yaml:"switches"`
 	// Skills are the bundled skills a grant may name.
 	Skills []SkillConfig `yaml:"skills"`
@@ -124,6 +124,9 @@ type ServerConfig struct {
 	// Managed (connectors with an upstream only): the connector issues managed references
 	// ($wardenManaged) to secrets it holds, and resolves them.
 	Managed *ManagedConfig `yaml:"managed"`
+	// Sandbox (connectors with a command upstream only) runs the connector's stdio process in
+	// the sandbox (Landlock, its own network namespace whose only way out is the egress proxy).
+	Sandbox bool `yaml:"sandbox"`
 	// Tools is the server's tool catalog.
 	Tools []ToolConfig `yaml:"tools"`
 	// Withheld lists what the server deliberately does not build, and why.

@@ -836,6 +836,35 @@ servers:
 		want: []string{`5:41: mcp__shop__update: the gate neither asks for approval nor requires a switch`},
 	},
 	{
+		name: "sandbox_allow_host with a gate that does not ask",
+		give: "builtins:\n  - {name: sandbox_allow_host, gate: {approval: false, requires: FLAG}}\n",
+		want: []string{`2:49: sandbox_allow_host: sandbox_allow_host always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say approval: false`},
+	},
+	{
+		name: "sandbox_allow_host that refuses without a channel",
+		give: "builtins:\n  - {name: ask_host, kind: sandbox_allow_host, gate: {withoutChannel: refuse}}\n",
+		want: []string{`2:71: ask_host: sandbox_allow_host always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say withoutChannel: refuse`},
+	},
+	{
+		name: "sandbox_allow_host that runs unasked while approvals are off",
+		give: "builtins:\n  - name: sandbox_allow_host\n    gate:\n      approval: true\n      withoutApprovals: allow\n",
+		want: []string{`5:25: sandbox_allow_host: sandbox_allow_host always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say withoutApprovals: allow`},
+	},
+	{
+		name: "sandbox_allow_host with every part of its gate the other way",
+		give: "builtins:\n  - name: sandbox_allow_host\n    gate: {approval: false, withoutChannel: refuse, withoutApprovals: allow}\n",
+		want: []string{
+			`3:22: sandbox_allow_host: sandbox_allow_host always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say approval: false`,
+			`3:45: sandbox_allow_host: sandbox_allow_host always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say withoutChannel: refuse`,
+			`3:71: sandbox_allow_host: sandbox_allow_host always asks a person and is absent where nobody can answer (no approval channel, or approvals off), so its gate cannot say withoutApprovals: allow`,
+		},
+	},
+	{
+		name: "sandbox_allow_host with an unknown withoutChannel",
+		give: "builtins:\n  - {name: sandbox_allow_host, gate: {withoutChannel: drop}}\n",
+		want: []string{`2:55: sandbox_allow_host: withoutChannel must be refuse or absent, not "drop"`},
+	},
+	{
 		name: "tool needing a connector that does not exist",
 		give: "connectors:\n  - id: shop\n    effect: read\n    tools:\n      - {name: mcp__shop__list, needs: [crawler]}\n",
 		want: []string{`5:41: mcp__shop__list needs the connector "crawler", which does not exist`},
@@ -1656,6 +1685,26 @@ tenants:
 		name: "a negative upstream timeout",
 		give: "connectors:\n  - id: shop\n    effect: read\n    upstream: {command: [srv], timeoutMs: -1}\n    tools: [{name: mcp__shop__list}]\n",
 		want: []string{`4:43: connector shop: timeoutMs cannot be negative`},
+	},
+	{
+		name: "a sandboxed connector without an upstream",
+		give: "connectors:\n  - id: shop\n    effect: read\n    sandbox: true\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:14: connector shop: sandbox runs the connector's stdio command, and it has no upstream`},
+	},
+	{
+		name: "a sandboxed connector reached by url",
+		give: "connectors:\n  - id: shop\n    effect: read\n    sandbox: true\n    upstream: {url: \"http://x/mcp\"}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`4:14: connector shop: sandbox applies to a command (stdio) upstream; a url upstream runs elsewhere`},
+	},
+	{
+		name: "a sandboxed connector whose upstream is both",
+		give: "connectors:\n  - id: shop\n    effect: read\n    sandbox: true\n    upstream: {command: [srv], url: \"http://x/mcp\"}\n    tools: [{name: mcp__shop__list}]\n",
+		want: []string{`5:15: connector shop: an upstream is a command or a url, not both`},
+	},
+	{
+		name: "sandbox on a platform server",
+		give: "servers:\n  - id: memory\n    effect: read\n    sandbox: true\n    tools: [{name: mcp__memory__read}]\n",
+		want: []string{`4:14: server memory: sandbox applies only to connectors`},
 	},
 	{
 		name: "an upstream on a platform server",

@@ -62,7 +62,10 @@ type Policy struct {
 	conditional []*Tool
 	connectors  int
 
-	approvalSwitch, timeoutSwitch int
+	// egressCards are the built-ins of kind sandbox_allow_host.
+	egressCards Bitset
+
+	approvalSwitch, timeoutSwitch, egressSwitch int
 }
 
 // Warnings are the problems that did not stop the policy from loading (a pattern that matches
@@ -253,6 +256,12 @@ func (p *Policy) AbsentWithoutApprovals() Bitset { return p.absentWithoutApprova
 // spawn_subagent built-ins): a session whose delegation depth is used up does not hold them.
 func (p *Policy) Delegating() Bitset { return p.delegating }
 
+// EgressCards is the set of built-ins of kind sandbox_allow_host: the tools that park a card
+// asking a person to let the sandbox reach a host not on its allowlist. They are absent while
+// SANDBOX_EGRESS is open (Env.EgressOpen), when every public host is reachable and there is
+// nothing to ask for; their gate makes them absent where nobody can answer as well.
+func (p *Policy) EgressCards() Bitset { return p.egressCards }
+
 // NumConnectors is the number of connectors.
 func (p *Policy) NumConnectors() int { return p.connectors }
 
@@ -323,6 +332,9 @@ type Server struct {
 	Pins map[string]string
 	// Managed is set for a connector that issues managed references and resolves them.
 	Managed *Managed
+	// Sandbox (connectors with a command upstream) runs the connector's stdio process in the
+	// sandbox (Landlock, its own network namespace whose only way out is the egress proxy).
+	Sandbox bool
 	Pos     Pos
 }
 

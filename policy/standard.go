@@ -110,27 +110,31 @@ var NativeKinds = map[string]Effect{
 	"git_diff":       EffectRead,
 	"net_fetch":      EffectRead,
 	"net_search":     EffectRead,
+	// sandbox_allow_host asks a person to let the session's sandbox reach one more host; a yes
+	// widens the running sandbox's egress allowlist. Its gate is fixed (see egressCardGate).
+	"sandbox_allow_host": EffectWrite,
 }
 
 // KindInputs are the input roles of each native kind: what its fields mean. A native tool
 // takes them under these very names (files_write {path, content}); a built-in with another
 // name maps them to its own fields with input (Write: {path: file_path}).
 var KindInputs = map[string][]string{
-	"files_read":     {"path"},
-	"files_list":     {"path"},
-	"files_find":     {"path", "pattern"},
-	"files_search":   {"path", "query"},
-	"files_inspect":  {"path"},
-	"files_write":    {"path", "content"},
-	"files_edit":     {"path", "old", "new"},
-	"files_patch":    {"patch", "cwd"},
-	"files_delete":   {"path"},
-	"shell_exec":     {"command", "cwd", "protectedBindings"},
-	"spawn_subagent": {"root", "profile", "task"},
-	"git_status":     {"cwd"},
-	"git_diff":       {"cwd"},
-	"net_fetch":      {"url"},
-	"net_search":     {"query"},
+	"files_read":         {"path"},
+	"files_list":         {"path"},
+	"files_find":         {"path", "pattern"},
+	"files_search":       {"path", "query"},
+	"files_inspect":      {"path"},
+	"files_write":        {"path", "content"},
+	"files_edit":         {"path", "old", "new"},
+	"files_patch":        {"patch", "cwd"},
+	"files_delete":       {"path"},
+	"shell_exec":         {"command", "cwd", "protectedBindings"},
+	"spawn_subagent":     {"root", "profile", "task"},
+	"git_status":         {"cwd"},
+	"git_diff":           {"cwd"},
+	"net_fetch":          {"url"},
+	"net_search":         {"query"},
+	"sandbox_allow_host": {"host", "reason"},
 }
 
 // knownInputs are the field names of well-known built-ins (Claude Code's), used when a
@@ -154,4 +158,5 @@ var inputArgTypes = map[string]string{
 	"path": "string", "pattern": "string", "query": "string", "content": "string",
 	"old": "string", "new": "string", "patch": "string", "cwd": "string", "command": "string",
 	"protectedBindings": "object", "root": "string", "profile": "string", "task": "string", "url": "string",
+	"host": "string", "reason": "string",
 }

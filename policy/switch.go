@@ -242,10 +242,28 @@ func (e *Env) ApprovalsOn() bool { return e.states[e.policy.approvalSwitch].On }
 // ApprovalTimeoutMS is how long a pending approval waits before it denies (APPROVAL_TIMEOUT_MS).
 func (e *Env) ApprovalTimeoutMS() int { return e.states[e.policy.timeoutSwitch].Int }
 
+// EgressOpen reports whether the sandbox's egress is open (SANDBOX_EGRESS=open, in any case):
+// every public host is reachable, and the sandbox_allow_host tools are absent. Any other value,
+// unset included, is the allowlist; a value that is neither mode is reported (Reports).
+// egress.ParseMode reads the variable the same way.
+func (e *Env) EgressOpen() bool {
+	return strings.EqualFold(e.states[e.policy.egressSwitch].Mode, egressOpen)
+}
+
 // The switches Warden defines itself.
 const (
 	SwitchRequireApproval = "REQUIRE_WRITE_APPROVAL"
 	SwitchApprovalTimeout = "APPROVAL_TIMEOUT_MS"
+	// SwitchSandboxEgress is the sandbox's egress mode: "allowlist" (the default: only listed
+	// hosts, plus those a person allows through sandbox_allow_host) or "open" (every public
+	// host; nothing is asked). See Env.EgressOpen.
+	SwitchSandboxEgress = "SANDBOX_EGRESS"
+)
+
+// The modes of SANDBOX_EGRESS, as egress.ParseMode names them.
+const (
+	egressAllowlist = "allowlist"
+	egressOpen      = "open"
 )
 
 // namedRules are the rules a switch may name with `rule:`.
@@ -276,11 +294,22 @@ func builtinSwitches() []SwitchConfig {
 			Description: "Per-call approvals for gated tools."},
 		{Name: SwitchApprovalTimeout, Rule: "integer", Default: "300000",
 			Description: "How long a pending approval waits before it denies, in milliseconds; 0 denies at once."},
+		{Name: SwitchSandboxEgress, Modes: []string{egressAllowlist, egressOpen}, Default: egressAllowlist,
+			Description: "The sandbox's egress: allowlist (only listed hosts, plus what a person allows through sandbox_allow_host) or open (the whole internet minus the never-allowed ranges, no cards)."},
 	}
 }
 
-// sameRule reports whether two switches have the same truth rule.
+// sameRule reports whether two switches have the same truth rule. Modes are a set of words
+// compared in any case: [open, allowlist] is the rule of [allowlist, open].
 func sameRule(a, b *Switch) bool {
-	return a.Kind == b.Kind && slices.Equal(a.Values, b.Values) &&
-		slices.EqualFunc(a.Modes, b.Modes, strings.EqualFold) && a.Default == b.Default
+	if a.Kind != b.Kind || !slices.Equal(a.Values, b.Values) {
+		return false
+	}
+	if a.Kind == RuleModes {
+		am, bm := lower(a.Modes), lower(b.Modes)
+		slices.Sort(am)
+		slices.Sort(bm)
+		return slices.Equal(am, bm) && strings.EqualFold(a.Default, b.Default)
+	}
+	return a.Default == b.Default
 }

@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -234,6 +235,7 @@ func TestSwitchDescribe(t *testing.T) {
 	want := []string{
 		`REQUIRE_WRITE_APPROVAL is on (unset; on unless "false", "0" or "no" (unset is on))`,
 		`APPROVAL_TIMEOUT_MS is 300000 (unset)`,
+		`SANDBOX_EGRESS is allowlist (unset)`,
 		`EXACT is off ("yes"; on only when exactly "true")`,
 		`LOOSE is off (unset; on when "true", "1" or "yes")`,
 		`UNLESS is on (unset; on unless "false", "0" or "no" (unset is on))`,
@@ -256,7 +258,7 @@ func TestEnvReadsOnlyTheLookup(t *testing.T) {
 		asked = append(asked, name)
 		return "", false
 	})
-	want := []string{"REQUIRE_WRITE_APPROVAL", "APPROVAL_TIMEOUT_MS", "EXACT", "LOOSE", "UNLESS", "ANY", "EGRESS", "COUNT", "LISTED", "UNLISTED", "SHOP_DOMAIN"}
+	want := []string{"REQUIRE_WRITE_APPROVAL", "APPROVAL_TIMEOUT_MS", "SANDBOX_EGRESS", "EXACT", "LOOSE", "UNLESS", "ANY", "EGRESS", "COUNT", "LISTED", "UNLISTED", "SHOP_DOMAIN"}
 	if diff := cmp.Diff(want, asked); diff != "" {
 		t.Errorf("variables read (-want +got):\n%s", diff)
 	}
@@ -344,6 +346,30 @@ func TestBuiltinSwitchRestated(t *testing.T) {
 			give:    "  - {name: APPROVAL_TIMEOUT_MS, rule: non-empty}\n",
 			wantErr: `switches.yaml:3:5: APPROVAL_TIMEOUT_MS is built into Warden`,
 		},
+		{
+			// As the Scout example writes it: the same modes in another order.
+			name: "the egress modes in another order",
+			give: "  - {name: SANDBOX_EGRESS, modes: [open, allowlist], default: allowlist, description: Egress.}\n",
+		},
+		{
+			name: "the egress modes in another case",
+			give: "  - {name: SANDBOX_EGRESS, modes: [Allowlist, OPEN], default: ALLOWLIST}\n",
+		},
+		{
+			name:    "another egress default",
+			give:    "  - {name: SANDBOX_EGRESS, modes: [allowlist, open], default: open}\n",
+			wantErr: `switches.yaml:3:5: SANDBOX_EGRESS is built into Warden with the rule one of "allowlist" or "open" in any case; unset or anything else is "allowlist"; a policy may describe it but not change its rule`,
+		},
+		{
+			name:    "another egress mode",
+			give:    "  - {name: SANDBOX_EGRESS, modes: [allowlist, open, closed], default: allowlist}\n",
+			wantErr: `switches.yaml:3:5: SANDBOX_EGRESS is built into Warden with the rule one of "allowlist" or "open"`,
+		},
+		{
+			name:    "egress as a yes/no switch",
+			give:    "  - {name: SANDBOX_EGRESS, on: [open]}\n",
+			wantErr: `switches.yaml:3:5: SANDBOX_EGRESS is built into Warden`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -368,12 +394,15 @@ func TestBuiltinSwitchRestated(t *testing.T) {
 					t.Errorf("switch %s is at %v", s.Name, s.Pos)
 				}
 			}
-			if diff := cmp.Diff([]string{"REQUIRE_WRITE_APPROVAL", "APPROVAL_TIMEOUT_MS"}, names); diff != "" {
+			if diff := cmp.Diff([]string{"REQUIRE_WRITE_APPROVAL", "APPROVAL_TIMEOUT_MS", "SANDBOX_EGRESS"}, names); diff != "" {
 				t.Errorf("a restated switch is declared again (-want +got):\n%s", diff)
 			}
 			env := p.Env(policy.MapLookup(nil))
-			if !env.ApprovalsOn() || env.ApprovalTimeoutMS() != 300000 {
-				t.Errorf("defaults changed: approvals %v, timeout %d", env.ApprovalsOn(), env.ApprovalTimeoutMS())
+			if !env.ApprovalsOn() || env.ApprovalTimeoutMS() != 300000 || env.EgressOpen() {
+				t.Errorf("defaults changed: approvals %v, timeout %d, egress open %v", env.ApprovalsOn(), env.ApprovalTimeoutMS(), env.EgressOpen())
+			}
+			if sw, _ := p.Switch(policy.SwitchSandboxEgress); !slices.Equal(sw.Modes, []string{"allowlist", "open"}) || sw.Default != "allowlist" {
+				t.Errorf("the egress switch is %v, default %q: a restatement replaced the built-in rule", sw.Modes, sw.Default)
 			}
 		})
 	}
@@ -384,5 +413,44 @@ func TestBuiltinSwitchRestated(t *testing.T) {
 	}
 	if s, _ := p.Switch(policy.SwitchRequireApproval); s.Description != "Ask first." {
 		t.Errorf("the restated description is %q", s.Description)
+	}
+}
+
+// TestEgressOpen checks the built-in SANDBOX_EGRESS: allowlist unless it names open, in any
+// case and untrimmed, as egress.ParseMode reads it; anything but the two modes is reported.
+func TestEgressOpen(t *testing.T) {
+	p := parseSwitchPolicy(t)
+	sw, ok := p.Switch(policy.SwitchSandboxEgress)
+	if !ok || !sw.Builtin || sw.Kind != policy.RuleModes || sw.Default != "allowlist" {
+		t.Fatalf("SANDBOX_EGRESS is %+v", sw)
+	}
+	tests := []struct {
+		give       string
+		want       bool
+		wantReport bool
+	}{
+		{unset, false, false},
+		{"", false, false},
+		{"allowlist", false, false},
+		{"ALLOWLIST", false, false},
+		{"open", true, false},
+		{"OPEN", true, false},
+		{"oPeN", true, false},
+		{" open", false, true},
+		{"open\n", false, true},
+		{"opne", false, true},
+		{"closed", false, true},
+		{"true", false, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.give, func(t *testing.T) {
+			env := p.Env(policy.MapLookup(envOf(policy.SwitchSandboxEgress, tt.give)))
+			if got := env.EgressOpen(); got != tt.want {
+				t.Errorf("EgressOpen = %v, want %v", got, tt.want)
+			}
+			if got := len(env.Reports()) > 0; got != tt.wantReport {
+				t.Errorf("reported = %v (%q), want %v", got, env.Reports(), tt.wantReport)
+			}
+		})
 	}
 }

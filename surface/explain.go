@@ -95,6 +95,11 @@ func (s *Surface) explain(t *policy.Tool) Explanation {
 	if s.remaining == 0 && s.pol.Delegating().Has(t.Index) {
 		return Explanation{Filter: FilterProfile, Reason: "it hands work to another agent, and " + s.noDelegation()}
 	}
+	if s.env.EgressOpen() && s.pol.EgressCards().Has(t.Index) {
+		st, _ := s.env.Switch(policy.SwitchSandboxEgress)
+		// st.Describe() reads `SANDBOX_EGRESS is open ("open")`.
+		return Explanation{Filter: FilterGate, Reason: st.Describe() + ": every public host is reachable, there is nothing to ask for"}
+	}
 	if g := t.Gate; g != nil && g.Approval {
 		if !s.facts.ApprovalChannel && g.AbsentWithoutChannel {
 			return Explanation{Filter: FilterGate, Reason: fmt.Sprintf(

@@ -316,7 +316,8 @@ func (s *Surface) grant() *policy.Grant {
 	return s.profile.Grant
 }
 
-// narrow applies the ceiling, the profile and grant, the parent, and the gate classes.
+// narrow applies the ceiling, the profile and grant, the parent, and the gate classes (among
+// them the egress cards, absent while SANDBOX_EGRESS is open).
 func (s *Surface) narrow() {
 	p, r := s.pol, s.role
 	t := s.tools
@@ -336,6 +337,10 @@ func (s *Surface) narrow() {
 	}
 	if !s.env.ApprovalsOn() {
 		t.AndNot(p.AbsentWithoutApprovals())
+	}
+	if s.env.EgressOpen() {
+		// Nothing to ask for: the sandbox already reaches every public host.
+		t.AndNot(p.EgressCards())
 	}
 	if s.remaining == 0 {
 		// Absent beats refusing: a session that may not delegate is not offered the tools that
