@@ -4,13 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -152,3 +156,49 @@ func (a *allowedHosts) refresh(ctx context.Context, tenant string, t *tenantHost
 // kindAllowHost is the native kind of the tool that asks a person to widen the sandbox's
 // egress (X3).
 const kindAllowHost = "sandbox_allow_host"
+
+// allowHost runs sandbox_allow_host once a person said yes: allow once widens this session's
+// proxy; allow for the tenant puts the host on the tenant's list, which every proxy of the
+// tenant consults (the broker saved it as a standing approval). Running commands are not
+// restarted: their next connection through the proxy is let through.
+func (s *session) allowHost(ctx context.Context, a *action.Action) (map[string]any, error) {
+	host := a.Inputs["host"]
+	if host == "" {
+		return nil, fmt.Errorf("%w: sandbox_allow_host without a host", native.ErrUnreviewed)
+	}
+	answer, asked := gate.Answer(ctx)
+	if !asked {
+		return nil, errors.New("sandbox_allow_host widens the sandbox only on a person's answer, and nobody was asked")
+	}
+	if s.g.checker.Mode() == egress.ModeOpen {
+		return hostResult(fmt.Sprintf("Nothing changed: %s is open, so every public host is reachable already.", egress.EnvMode),
+			map[string]any{"host": host, "scope": "none"}), nil
+	}
+	p, _, err := s.net()
+	if err != nil {
+		return nil, err
+	}
+	tenant := s.gs.Load().Review.Surface.Tenant().ID
+	switch answer {
+	case approval.AllowTenant:
+		if err := s.g.allowed.add(tenant, host); err != nil {
+			return nil, fmt.Errorf("%s cannot be allowed: %w", host, err)
+		}
+		s.g.logger.Info("egress widened for a tenant", "tenant", tenant, "host", host, "session", s.id)
+		return hostResult(fmt.Sprintf("Allowed %s for tenant %s (saved): sandboxed commands of every session of the tenant reach it through the proxy from now on. "+
+			"It stays until an operator revokes the standing approval.", host, tenant),
+			map[string]any{"host": host, "scope": "tenant"}), nil
+	default:
+		if err := p.AllowOnce(host); err != nil {
+			return nil, fmt.Errorf("%s cannot be allowed: %w", host, err)
+		}
+		s.g.logger.Info("egress widened for a session", "tenant", tenant, "host", host, "session", s.id)
+		return hostResult(fmt.Sprintf("Allowed %s for this session only: its sandboxed commands reach it through the proxy from now on.", host),
+			map[string]any{"host": host, "scope": "session"}), nil
+	}
+}
+
+// textResult is a tool result of one text and its structured form.
+func hostResult(text string, structured map[string]any) map[string]any {
+	return map[string]any{"content": []any{map[string]any{"type": "text", "text": text}}, "structuredContent": structured}
+}

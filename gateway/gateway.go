@@ -79,7 +79,7 @@ type Options struct {
 	// Approvals is where the hosts a person allowed for a tenant (standing approvals of
 	// sandbox_allow_host) are read. Nil: only the answers given through this gateway count.
 	Approvals StandingStore
-	Logger *slog.Logger
+	Logger    *slog.Logger
 	// TokenTTL is how long an agent token found good in the store is trusted without asking
 	// the store again (0: every request asks). Unknown, revoked and uncheckable tokens are
 	// never remembered. A token revoked through RevokeToken is refused at once; one revoked

@@ -745,6 +745,12 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 			return nil, err
 		}
 		res = r
+	case a.Kind == kindAllowHost:
+		r, err := s.allowHost(ctx, a)
+		if err != nil {
+			return nil, err
+		}
+		res = r
 	case e.up == nil:
 		env, err := s.bindings(ctx, e.tool, args)
 		if err != nil {

@@ -21,6 +21,8 @@ var roleDescriptions = map[string]string{
 	"profile":           "The saved profile the subagent runs.",
 	"task":              "What the subagent is asked to do.",
 	"url":               "An http or https URL.",
+	"host":              "The host the sandbox should reach: a name (example.com), *.domain, a public IP address, or a CIDR narrower than /8.",
+	"reason":            "Why the command needs it, shown to the person who answers.",
 }
 
 // requiredRoles are the inputs a call of each kind must give.
@@ -38,6 +40,7 @@ var requiredRoles = map[string][]string{
 	"spawn_subagent": {"root", "task"},
 	"net_fetch":      {"url"},
 	"net_search":     {"query"},
+	kindAllowHost:    {"host"},
 }
 
 // kindDescriptions say what each kind does, for tools that do not say themselves.
@@ -57,6 +60,9 @@ var kindDescriptions = map[string]string{
 	"git_diff":       "git diff of the workspace.",
 	"net_fetch":      "Fetch a URL.",
 	"net_search":     "Search the web.",
+	kindAllowHost: "Ask a person to let this session's sandboxed commands reach a host that is not on the egress allowlist. " +
+		"The person may allow it once (this session), for the whole tenant (saved), or not at all; a yes takes effect at once. " +
+		"Private, loopback, link-local and metadata addresses can never be allowed.",
 }
 
 // nativeSchema is the JSON Schema of a built-in tool's input.

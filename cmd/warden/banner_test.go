@@ -34,7 +34,7 @@ func TestBannerReportsTheSandboxAndEgress(t *testing.T) {
 			sb.unavailable = unavailable // the probe's own answer depends on this machine
 		}
 		var b strings.Builder
-		banner(&b, p, p.Env(policy.MapLookup(nil)), "sqlite w.db", "127.0.0.1:1", "/ws", sb)
+		banner(&b, p, p.Env(lookup), "sqlite w.db", "127.0.0.1:1", "/ws", sb)
 		return b.String()
 	}
 	tests := []struct {
@@ -46,7 +46,7 @@ func TestBannerReportsTheSandboxAndEgress(t *testing.T) {
 	}{
 		{"on, the default list", sandboxFlags{}, env(), nil,
 			[]string{"warden: sandbox on: shell_exec runs each command under Landlock", "warden: egress allowlist: ", "entries from the default list, plus the hosts a person allows (sandbox_allow_host)"},
-			[]string{"SANDBOX OFF", "UNAVAILABLE", "egress: SANDBOX_EGRESS"}},
+			[]string{"SANDBOX OFF", "UNAVAILABLE", "switch: SANDBOX_EGRESS"}},
 		{"off by the operator", sandboxFlags{off: true}, env(), nil,
 			[]string{"warden: SANDBOX OFF (--no-sandbox): shell_exec runs commands UNSANDBOXED"},
 			[]string{"sandbox on"}},
@@ -54,11 +54,11 @@ func TestBannerReportsTheSandboxAndEgress(t *testing.T) {
 			[]string{"warden: SANDBOX UNAVAILABLE: sandbox: cannot be applied: Landlock ABI 0", "shell_exec refuses to run commands", "--no-sandbox"},
 			[]string{"sandbox on"}},
 		{"a mode typo", sandboxFlags{}, env("SANDBOX_EGRESS", "closed"), nil,
-			[]string{`warden: egress: SANDBOX_EGRESS="closed" is neither open nor allowlist, so the egress mode is allowlist`, "warden: egress allowlist: "},
+			[]string{`warden: switch: SANDBOX_EGRESS="closed" is not one of its modes (allowlist, open), so it counts as "allowlist"`, "warden: egress allowlist: "},
 			nil},
 		{"open in any case", sandboxFlags{}, env("SANDBOX_EGRESS", "OPEN"), nil,
 			[]string{"warden: egress open: any public address", "no sandbox_allow_host cards"},
-			[]string{"egress: SANDBOX_EGRESS"}},
+			[]string{"switch: SANDBOX_EGRESS"}},
 		{"a replaced list", sandboxFlags{}, env("SANDBOX_EGRESS_ALLOWLIST", "example.com, *.example.org"), nil,
 			[]string{"warden: egress allowlist: 2 entries from SANDBOX_EGRESS_ALLOWLIST"}, nil},
 	}

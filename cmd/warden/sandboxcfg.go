@@ -36,10 +36,9 @@ type sandboxState struct {
 	native native.Sandbox
 	// unavailable is why the sandbox cannot be applied here (nil when it can, or is off).
 	unavailable error
-	// egress is SANDBOX_EGRESS and SANDBOX_EGRESS_ALLOWLIST as read; modeErr a mode that was
-	// neither open nor allowlist (reported; the mode is then allowlist).
-	egress  egress.Settings
-	modeErr error
+	// egress is SANDBOX_EGRESS and SANDBOX_EGRESS_ALLOWLIST as read. A mode that is neither
+	// open nor allowlist counts as allowlist; the policy's switch report says so.
+	egress egress.Settings
 }
 
 // setup reads the egress switches and tries the sandbox once. A SANDBOX_EGRESS_ALLOWLIST with
@@ -48,10 +47,6 @@ type sandboxState struct {
 func (f *sandboxFlags) setup(ctx context.Context, lookup func(string) (string, bool), hidden []string) (*sandboxState, error) {
 	st := &sandboxState{native: native.Sandbox{Off: f.off}}
 	settings, err := egress.FromEnv(lookup)
-	var me *egress.ModeError
-	if errors.As(err, &me) {
-		st.modeErr = me
-	}
 	var le egress.ListError
 	if errors.As(err, &le) {
 		return nil, fmt.Errorf("%s: %w", egress.EnvAllowlist, le)

@@ -244,10 +244,9 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	default:
 		fmt.Fprintln(out, "warden: sandbox on: shell_exec runs each command under Landlock (its workspace read-write, system paths read-only, nothing else), with no_new_privs, in its own network and PID namespaces")
 	}
+	// (A SANDBOX_EGRESS that is neither mode is among the switch reports below: the policy
+	// and the proxy read it alike.)
 	fmt.Fprintf(out, "warden: egress %s\n", sb.egressSummary())
-	if sb.modeErr != nil {
-		fmt.Fprintf(out, "warden: egress: %v\n", sb.modeErr)
-	}
 	if !env.ApprovalsOn() {
 		st, _ := env.Switch(policy.SwitchRequireApproval)
 		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked\n", st.Describe())
