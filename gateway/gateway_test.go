@@ -42,6 +42,12 @@ type rig struct {
 
 func newRig(t *testing.T, src []byte, env map[string]string) *rig {
 	t.Helper()
+	return newRigWith(t, src, env, nil)
+}
+
+// newRigWith is newRig with the gateway's options changed by opt before it starts.
+func newRigWith(t *testing.T, src []byte, env map[string]string, opt func(*Options)) *rig {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	db, err := sqlite.Open(ctx, filepath.Join(dir, "warden.db"))
@@ -72,8 +78,12 @@ func newRig(t *testing.T, src []byte, env map[string]string) *rig {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.gate.Close)
-	r.gw, err = New(Options{Policy: p, Env: p.Env(policy.MapLookup(env)), Store: db, Gate: r.gate, Reviewer: rv,
-		Broker: r.broker, Workspaces: filepath.Join(dir, "ws"), Native: native.Options{Timeout: 10 * time.Second}})
+	o := Options{Policy: p, Env: p.Env(policy.MapLookup(env)), Store: db, Gate: r.gate, Reviewer: rv,
+		Broker: r.broker, Workspaces: filepath.Join(dir, "ws"), Native: native.Options{Timeout: 10 * time.Second}}
+	if opt != nil {
+		opt(&o)
+	}
+	r.gw, err = New(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,237 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/internal/testnet"
+	"github.com/wardenhq/warden/sandbox"
+)
+
+func TestMain(m *testing.M) {
+	testnet.ServeIfHost(serveTestHost)
+	os.Exit(m.Run())
+}
+
+// serveTestHost answers "hello from the test host" on addr:80, for as long as the test host
+// lives.
+func serveTestHost(addr string) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
+	if err != nil {
+		return err
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello from the test host\n")
+	}))
+	return nil
+}
+
+// needSandbox skips unless the sandbox can run here; CI has root and Landlock.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		t.Skipf("the sandbox cannot run here (needs Landlock ABI 6+ and namespaces; CI has both): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+const sandboxPolicy = `
+version: 1
+builtins:
+  - name: shell_exec
+  - name: net_fetch
+  - name: sandbox_allow_host
+tenants:
+  - id: default
+    owner: true
+  - id: other
+`
+
+// throughProxy is a shell command that asks for http://host/ through the command's
+// HTTP_PROXY with bash alone (no curl needed), and prints the whole answer.
+func throughProxy(host string) string {
+	return `p=${HTTP_PROXY#http://}; exec 3<>/dev/tcp/${p%:*}/${p#*:} && printf 'GET http://` + host +
+		`/ HTTP/1.0\r\n\r\n' >&3 && cat <&3`
+}
+
+// TestSandboxEgressAndAllowHost runs real commands through the gateway: shell_exec's sandbox
+// reaches the network only through the session's egress proxy, which refuses an unlisted
+// host until a person answers a sandbox_allow_host card; allow once widens that session alone,
+// allow for the tenant every session of the tenant, and the saved answer outlives the process.
+func TestSandboxEgressAndAllowHost(t *testing.T) {
+	needSandbox(t)
+	host := testnet.NewHost(t, netip.MustParsePrefix("203.0.113.0/24"), 62, "wg").String()
+	r := newRigWith(t, []byte(sandboxPolicy), nil, func(o *Options) {
+		o.Egress = egress.New(egress.Options{Allowlist: &egress.Allowlist{}}) // nothing listed
+		o.Approvals = o.Store.(StandingStore)
+	})
+
+	a := r.connect(r.token("default", "person", ""), nil)
+	b := r.connect(r.token("default", "person", ""), nil)
+	elsewhere := r.connect(r.token("other", "person", ""), nil)
+
+	// answered makes a call and answers every card it parks: sandbox_allow_host's with ans,
+	// any other (the review asks about some commands) with allow once.
+	answered := func(cs *mcp.ClientSession, name string, args map[string]any, ans approval.Answer) string {
+		t.Helper()
+		done := make(chan string, 1)
+		go func() {
+			out, _ := call(t, cs, name, args)
+			done <- out
+		}()
+		for {
+			select {
+			case out := <-done:
+				return out
+			case c := <-r.cards:
+				a := approval.AllowOnce
+				if c.Tool == "sandbox_allow_host" {
+					a = ans
+					if !strings.Contains(string(c.Args), args["host"].(string)) {
+						t.Errorf("card %+v", c)
+					}
+				}
+				if _, err := r.broker.Answer(context.Background(), c.Tenant, c.ID, a, "alice", c.Digest); err != nil {
+					t.Fatal(err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s did not end", name)
+			}
+		}
+	}
+	shell := func(cs *mcp.ClientSession, command string) string {
+		t.Helper()
+		return answered(cs, "shell_exec", map[string]any{"command": command}, "")
+	}
+	reaches := func(cs *mcp.ClientSession) bool {
+		t.Helper()
+		out := shell(cs, throughProxy(host))
+		switch {
+		case strings.Contains(out, "hello from the test host"):
+			return true
+		case strings.Contains(out, "403") && strings.Contains(out, "not_allowed"):
+			return false
+		}
+		t.Fatalf("neither the host's answer nor the proxy's refusal:\n%s", out)
+		return false
+	}
+	ask := func(cs *mcp.ClientSession, h string, ans approval.Answer) string {
+		t.Helper()
+		return answered(cs, "sandbox_allow_host", map[string]any{"host": h, "reason": "the tests need it"}, ans)
+	}
+
+	// Before anything is allowed: refused by the proxy, and no way around it.
+	if reaches(a) {
+		t.Fatal("an unlisted host was reached")
+	}
+	if out := shell(a, "exec 3<>/dev/tcp/"+host+"/80 && echo connected"); strings.Contains(out, "connected") {
+		t.Fatalf("a direct connection left the sandbox:\n%s", out)
+	}
+
+	// A host no answer could open is refused before anybody is asked.
+	out, isErr := call(t, a, "sandbox_allow_host", map[string]any{"host": "169.254.169.254"})
+	if !isErr || !strings.Contains(out, "invalid_input") {
+		t.Errorf("the metadata address: %v %s", isErr, out)
+	}
+	select {
+	case c := <-r.cards:
+		t.Errorf("a card was parked for a never-allowed address: %+v", c)
+	default:
+	}
+
+	// Allow once: this session, at once, without a restart; not the other session.
+	if out := ask(a, host, approval.AllowOnce); !strings.Contains(out, "for this session only") {
+		t.Errorf("allow once: %s", out)
+	}
+	if !reaches(a) {
+		t.Error("allow once did not widen the session's sandbox")
+	}
+	if reaches(b) {
+		t.Error("allow once widened another session")
+	}
+
+	// Allow for the tenant: every session of the tenant, saved; not another tenant.
+	if out := ask(b, host, approval.AllowTenant); !strings.Contains(out, "for tenant default (saved)") {
+		t.Errorf("allow for the tenant: %s", out)
+	}
+	if !reaches(b) {
+		t.Error("allow for the tenant did not widen the asking session")
+	}
+	c := r.connect(r.token("default", "person", ""), nil)
+	if !reaches(c) {
+		t.Error("allow for the tenant did not reach a new session of the tenant")
+	}
+	if reaches(elsewhere) {
+		t.Error("allow for tenant default widened tenant other")
+	}
+	standing, err := r.db.Standings(context.Background(), "default")
+	if err != nil || len(standing) != 1 || standing[0].Tool != "sandbox_allow_host" {
+		t.Fatalf("standing approvals %+v, %v", standing, err)
+	}
+
+	// A later process on the same store reads the saved host back.
+	fresh := &allowedHosts{store: r.db, logger: r.gw.logger, policy: r.gw.allowed.policy}
+	if _, ok := fresh.list("default")().MatchName(host); !ok {
+		if _, ok := fresh.list("default")().MatchAddr(netip.MustParseAddr(host)); !ok {
+			t.Errorf("a new gateway does not read the host saved for the tenant: %v", fresh.list("default")().Entries())
+		}
+	}
+	// Revoking the standing approval takes the host off the list on the next read.
+	if err := r.db.RevokeStanding(context.Background(), "default", standing[0].ID, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	revoked := &allowedHosts{store: r.db, logger: r.gw.logger, policy: r.gw.allowed.policy}
+	if got := revoked.list("default")().Entries(); len(got) != 0 {
+		t.Errorf("after the revocation the tenant's list is %v", got)
+	}
+}
+
+// TestNetFetchObeysEgress: net_fetch runs in Warden's own process, which could reach what the
+// sandbox cannot; it dials through the session's egress checks all the same.
+func TestNetFetchObeysEgress(t *testing.T) {
+	local := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "a service on the host's loopback")
+	}))
+	defer local.Close()
+	r := newRigWith(t, []byte(sandboxPolicy), nil, func(o *Options) {
+		o.Egress = egress.New(egress.Options{Mode: egress.ModeOpen})
+	})
+	cs := r.connect(r.token("default", "person", ""), nil)
+	for _, u := range []string{local.URL, "http://169.254.169.254/latest/meta-data/", "http://0x7f.1:" + strings.TrimPrefix(local.URL, "http://127.0.0.1:") + "/"} {
+		out, isErr := call(t, cs, "net_fetch", map[string]any{"url": u})
+		if !isErr || strings.Contains(out, "a service on the host's loopback") || !strings.Contains(out, "private_address") {
+			t.Errorf("net_fetch %s: %v\n%s", u, isErr, out)
+		}
+	}
+}
+
+// TestSandboxAllowHostAbsentWhenOpen: with SANDBOX_EGRESS=open there is nothing to ask for.
+func TestSandboxAllowHostAbsentWhenOpen(t *testing.T) {
+	r := newRig(t, []byte(sandboxPolicy), map[string]string{"SANDBOX_EGRESS": "Open"})
+	cs := r.connect(r.token("default", "person", ""), nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == "sandbox_allow_host" {
+			t.Error("sandbox_allow_host is listed while SANDBOX_EGRESS is open")
+		}
+	}
+}
