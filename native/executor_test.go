@@ -31,7 +31,7 @@ func workspace(t *testing.T, o native.Options) (string, *native.Executor) {
 }
 
 // normalize makes the action a call of the native tool kind would be, in workspace ws.
-func normalize(t *testing.T, ws, kind string, args map[string]any) *action.Action {
+func normalize(t testing.TB, ws, kind string, args map[string]any) *action.Action {
 	t.Helper()
 	tool := &policy.Tool{Name: kind, Kind: kind, Server: &policy.Server{ID: policy.BuiltinServer, Kind: policy.KindBuiltin}}
 	a := action.Normalize(tool, args, action.Context{Resolver: &action.Resolver{Root: ws, Home: ws}})
