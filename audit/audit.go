@@ -20,6 +20,10 @@ const (
 	KindApproval = "approval"
 	// KindRun records a run starting or ending, or refused at its start.
 	KindRun = "run"
+	// KindEgress records a connection a session's egress proxy refused (a sandboxed
+	// command's, or net_fetch's): once per session, host, port and reason. Tool is empty;
+	// the blocker's code is the egress reason (not_allowed, private_address, ...).
+	KindEgress = "egress"
 )
 
 // Blocker is one reason in a decision.

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -9,9 +10,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/sandbox"
+	"github.com/wardenhq/warden/verdict"
 )
 
 // fetchTimeout bounds a net_fetch when Options.Native.Fetch does not say otherwise.
@@ -61,10 +64,29 @@ func (s *session) closeNet() {
 	}
 }
 
-// onEgress logs what the session's proxy refused; what it allowed is routine.
+// onEgress records what the session's proxy refused, once per host, port and reason (a
+// command that retries in a loop is one event), in the audit trail and the log; what it
+// allowed is routine.
 func (s *session) onEgress(d egress.Decision) {
-	if !d.Allow {
-		s.g.logger.Info("egress refused", "session", s.id, "host", d.Host, "port", d.Port, "reason", d.Reason, "detail", d.Detail)
+	if d.Allow || !s.egressSeen.first(fmt.Sprintf("%s|%d|%s", d.Host, d.Port, d.Reason)) {
+		return
+	}
+	s.g.logger.Info("egress refused", "session", s.id, "host", d.Host, "port", d.Port, "reason", d.Reason, "detail", d.Detail)
+	gs := s.gs.Load()
+	sf := gs.Review.Surface
+	e := &audit.Event{Time: s.g.o.Gate.Now(), Kind: audit.KindEgress, Tenant: sf.Tenant().ID, Session: s.id,
+		Principal: gs.Principal, Role: sf.Role().ID, Decision: verdict.Deny.String(),
+		Blockers:       []audit.Blocker{{Code: string(d.Reason), Detail: d.Detail}},
+		PolicyRevision: sf.Policy().Revision}
+	if pr := sf.Profile(); pr != nil {
+		e.Profile = pr.ID
+	}
+	if gs.Run != nil {
+		e.Run = gs.Run.ID
+	}
+	if err := s.g.o.Store.Append(context.Background(), e); err != nil {
+		s.egressSeen.forget(fmt.Sprintf("%s|%d|%s", d.Host, d.Port, d.Reason))
+		s.g.logger.Error("a refused connection could not be recorded", "session", s.id, "host", d.Host, "err", err)
 	}
 }
 

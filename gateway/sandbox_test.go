@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/internal/testnet"
 	"github.com/wardenhq/warden/sandbox"
@@ -185,6 +186,21 @@ func TestSandboxEgressAndAllowHost(t *testing.T) {
 		t.Fatalf("standing approvals %+v, %v", standing, err)
 	}
 
+	// Each refusal is in the audit trail, once per session and host.
+	refused := map[string]bool{}
+	for _, e := range r.audited(audit.Filter{Kind: audit.KindEgress}) {
+		if e.Decision != "deny" || len(e.Blockers) != 1 || e.Blockers[0].Code != "not_allowed" || !strings.Contains(e.Blockers[0].Detail, host) {
+			t.Errorf("egress event %+v", e)
+		}
+		if refused[e.Session] {
+			t.Errorf("session %s's refusal of %s recorded twice", e.Session, host)
+		}
+		refused[e.Session] = true
+	}
+	if len(refused) != 3 { // a, b and the other tenant's session
+		t.Errorf("%d sessions' refusals recorded, want 3", len(refused))
+	}
+
 	// A later process on the same store reads the saved host back.
 	fresh := &allowedHosts{store: r.db, logger: r.gw.logger, policy: r.gw.allowed.policy}
 	if _, ok := fresh.list("default")().MatchName(host); !ok {
@@ -218,6 +234,11 @@ func TestNetFetchObeysEgress(t *testing.T) {
 		if !isErr || strings.Contains(out, "a service on the host's loopback") || !strings.Contains(out, "private_address") {
 			t.Errorf("net_fetch %s: %v\n%s", u, isErr, out)
 		}
+	}
+	// Recorded once per host and port: the loopback service (spelled twice) and the metadata
+	// address.
+	if evs := r.audited(audit.Filter{Kind: audit.KindEgress}); len(evs) != 2 {
+		t.Errorf("%d egress events, want 2: %+v", len(evs), evs)
 	}
 }
 

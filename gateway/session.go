@@ -40,9 +40,11 @@ type session struct {
 	server    *mcp.Server
 	exec      *native.Executor
 	egress    sessionNet // the session's egress proxy, started at its first use
-	secrets   *secret.Registry
-	mcpID     atomic.Pointer[string]
-	ss        atomic.Pointer[mcp.ServerSession]
+	// egressSeen are the refusals of the session's proxy already recorded.
+	egressSeen onceSet
+	secrets    *secret.Registry
+	mcpID      atomic.Pointer[string]
+	ss         atomic.Pointer[mcp.ServerSession]
 
 	gs atomic.Pointer[gate.Session] // replaced when the surface is computed again
 
