@@ -294,5 +294,52 @@ func confineThread(r rules) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %v", err)
 	}
-	return llsyscall.LandlockRestrictSelf(fd, flags)
+	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
+		return err
+	}
+	return dropCapabilities()
+}
+
+// Secure bits (linux/securebits.h): with these set and locked, uid 0 gains no capabilities
+// at execve, and nothing can turn that back.
+const (
+	secbitNoRoot                  = 1 << 0
+	secbitNoRootLocked            = 1 << 1
+	secbitNoSetuidFixup           = 1 << 2
+	secbitNoSetuidFixupLocked     = 1 << 3
+	secbitKeepCapsLocked          = 1 << 5
+	secbitNoCapAmbientRaise       = 1 << 6
+	secbitNoCapAmbientRaiseLocked = 1 << 7
+)
+
+// dropCapabilities leaves the calling thread, and so the command it becomes, with no
+// capability at all, now or after execve, though it keeps uid 0 where Warden runs as root (so
+// it can still write the workspace's files Warden made): the secure bits make root an
+// ordinary user at execve, the bounding and ambient sets are emptied, and the thread's own
+// sets cleared. Without this, a root command would keep CAP_SYS_MODULE, CAP_SYS_TIME and the
+// rest, none of which Landlock governs.
+func dropCapabilities() error {
+	bits := secbitNoRoot | secbitNoRootLocked | secbitNoSetuidFixup | secbitNoSetuidFixupLocked |
+		secbitKeepCapsLocked | secbitNoCapAmbientRaise | secbitNoCapAmbientRaiseLocked
+	if err := unix.Prctl(unix.PR_SET_SECUREBITS, uintptr(bits), 0, 0, 0); err != nil {
+		return fmt.Errorf("secure bits: %v", err)
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && !errors.Is(err, unix.EINVAL) {
+		return fmt.Errorf("ambient capabilities: %v", err)
+	}
+	for c := 0; ; c++ {
+		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
+		if errors.Is(err, unix.EINVAL) {
+			break // past the last capability this kernel knows
+		}
+		if err != nil {
+			return fmt.Errorf("bounding set, capability %d: %v", c, err)
+		}
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("capabilities: %v", err)
+	}
+	return nil
 }
