@@ -140,6 +140,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.allowed = &allowedHosts{store: o.Approvals, logger: o.Logger, policy: func() *policy.Policy { return g.snapshot.Load().p }}
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
+	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces}
 	return g, nil
 }
 

@@ -29,6 +29,8 @@ type upstream struct {
 	cred   credential
 	logger *slog.Logger
 	onList func() // the catalog changed: sessions sync their tools
+	// sandbox is how a stdio process runs when the connector says sandbox: true.
+	sandbox connectorSandbox
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
@@ -60,6 +62,9 @@ type pool struct {
 	all      map[string]*upstream
 	onList   func()
 	onUpdate func(*mcp.ResourceUpdatedNotificationParams)
+	// sandbox is how the stdio processes of connectors with sandbox: true run (the zero
+	// value: the full sandbox, with the egress defaults). Set before the first get.
+	sandbox connectorSandbox
 }
 
 func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpdatedNotificationParams)) *pool {
@@ -72,7 +77,7 @@ func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*u
 	p.mu.Lock()
 	u, ok := p.all[key]
 	if !ok {
-		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate}
+		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox}
 		p.all[key] = u
 	}
 	p.mu.Unlock()
@@ -160,11 +165,23 @@ func (u *upstream) dial(ctx context.Context) error {
 		},
 	})
 	var transport mcp.Transport
+	var sandboxed *sandboxedProcess
 	if up.URL != "" {
 		hc := &http.Client{Transport: &headerTransport{base: upstreamTransport, header: up.CredentialHeader,
 			prefix: up.CredentialPrefix, value: u.credentialValue()}}
 		transport = &mcp.StreamableClientTransport{Endpoint: up.URL, HTTPClient: hc, DisableStandaloneSSE: false}
+	} else if u.server.Sandbox && !u.sandbox.native.Off {
+		// The connector's process runs in the sandbox, or not at all.
+		p, err := u.startSandboxed()
+		if err != nil {
+			return err
+		}
+		sandboxed = p
+		transport = &mcp.IOTransport{Reader: p.stdout, Writer: p}
 	} else {
+		if u.server.Sandbox {
+			u.logger.Warn("a connector with sandbox: true runs unsandboxed: the operator turned the sandbox off", "connector", u.server.ID)
+		}
 		cmd := exec.Command(up.Command[0], up.Command[1:]...)
 		cmd.Env = u.env()
 		cmd.Stderr = &stderrLog{logger: u.logger, connector: u.server.ID}
@@ -174,6 +191,9 @@ func (u *upstream) dial(ctx context.Context) error {
 	defer cancel()
 	cs, err := client.Connect(cctx, transport, nil)
 	if err != nil {
+		if sandboxed != nil {
+			sandboxed.Close() // the SDK closes it on most failures, not all
+		}
 		return fmt.Errorf("connect to %s: %w", u.server.ID, err)
 	}
 	l, err := list(cctx, cs)

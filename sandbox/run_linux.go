@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -137,6 +138,9 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if spec.MaxOutput <= 0 {
 		spec.MaxOutput = DefaultMaxOutput
 	}
+	if spec.NoLimits {
+		spec.Timeout, spec.MaxOutput = math.MaxInt64, math.MaxInt64 // never reached
+	}
 	lim := &limiter{left: spec.MaxOutput}
 	stdout, stderr := limitedWriter{lim, spec.Stdout}, limitedWriter{lim, spec.Stderr}
 	if spec.Unconfined {
@@ -228,6 +232,9 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 				return
 			}
 			if buf[0] != msgConn {
+				if buf[0] == msgReady && spec.started != nil {
+					spec.started()
+				}
 				events <- event{buf[0], append([]byte(nil), buf[1:n]...)}
 				continue
 			}
@@ -359,6 +366,9 @@ func runUnconfined(ctx context.Context, spec Spec, argv []string, dir string, st
 	}
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if spec.started != nil {
+		spec.started()
 	}
 	pgid := cmd.Process.Pid
 	waited := make(chan error, 1)

@@ -75,6 +75,13 @@ type Spec struct {
 	// Unconfined runs the command without Landlock and namespaces, because the operator turned
 	// the sandbox off explicitly (which the start-up banner must say). Limits still apply.
 	Unconfined bool
+	// NoLimits lifts the time and output limits (Timeout and MaxOutput are ignored): for a
+	// long-lived server whose output is its protocol, such as a connector's stdio process,
+	// which ends when its context ends or Process.Kill is called.
+	NoLimits bool
+
+	// started, if set, is called once the command runs (Start waits for it).
+	started func()
 }
 
 // DefaultPath is the command's PATH when Spec.Env has none.
@@ -179,3 +186,53 @@ func (lw limitedWriter) Write(p []byte) (int, error) {
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	return run(ctx, spec)
 }
+
+// Start starts spec's command in the sandbox and returns once it is running, for a caller that
+// talks to it while it runs (through pipes as Spec.Stdin and Spec.Stdout: a Stdin that is an
+// *os.File is passed to the command as it is, anything else is copied). An error means the
+// command did not start, as for Run: it wraps ErrUnavailable when the sandbox cannot be
+// applied. The command then runs until it ends, ctx ends, the time limit passes or Kill is
+// called; Wait says how it ended.
+func Start(ctx context.Context, spec Spec) (*Process, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	p := &Process{cancel: cancel, done: make(chan struct{})}
+	ready := make(chan struct{})
+	var once sync.Once
+	spec.started = func() { once.Do(func() { close(ready) }) }
+	go func() {
+		p.res, p.err = run(ctx, spec)
+		cancel()
+		close(p.done)
+	}()
+	select {
+	case <-ready:
+		return p, nil
+	case <-p.done:
+		if p.err != nil {
+			return nil, p.err
+		}
+		return p, nil // ended as it started (ctx ended, say): Wait says how
+	}
+}
+
+// A Process is a command Start started.
+type Process struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	res    Result // set before done is closed
+	err    error
+}
+
+// Wait waits for the command and everything it started to end, and returns how it ended, as
+// Run does. It may be called any number of times, from any goroutine.
+func (p *Process) Wait() (Result, error) {
+	<-p.done
+	return p.res, p.err
+}
+
+// Done is closed when the command and everything it started have ended.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// Kill ends the command and everything it started, as the end of Start's context does
+// (Result.Canceled), and returns at once: Wait waits for the end.
+func (p *Process) Kill() { p.cancel() }

@@ -1,0 +1,386 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/wardenhq/warden/sandbox"
+)
+
+// The sandboxed connector tests: a connector with sandbox: true whose stdio server is this test
+// binary, run again as TestSandboxedConnectorHelper, in the sandbox. Its probe tool tries what
+// the sandbox forbids and says what happened; the tests read that through the gateway.
+
+// sandboxedHelperEnv, set to 1, makes TestSandboxedConnectorHelper a stdio MCP server.
+const sandboxedHelperEnv = "WARDEN_SANDBOXED_CONNECTOR_HELPER"
+
+// needConnectorSandbox skips unless the sandbox can run here; CI has root and Landlock.
+func needConnectorSandbox(t *testing.T) {
+	t.Helper()
+	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		t.Skipf("the sandbox cannot run here (needs Landlock ABI 6+ and namespaces; CI has both): %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestSandboxedConnectorHelper(t *testing.T) {
+	if os.Getenv(sandboxedHelperEnv) != "1" {
+		t.Skip("a stdio upstream for the sandboxed connector tests, run by them")
+	}
+	// syscall.Exit, not os.Exit: under the race detector, os.Exit waits a second first.
+	syscall.Exit(sandboxedHelper())
+}
+
+// sandboxedProbe is what the helper's probe tool found.
+type sandboxedProbe struct {
+	PID          int               `json:"pid"`
+	Home         string            `json:"home"`
+	Cwd          string            `json:"cwd"`
+	Env          map[string]string `json:"env"`
+	WriteHome    string            `json:"write_home"`    // "ok" or the error
+	WriteOutside string            `json:"write_outside"` // a file in $PROBE_OUTSIDE
+	ReadOutside  string            `json:"read_outside"`  // the file $PROBE_SECRET
+	ConnectHost  string            `json:"connect_host"`  // a TCP connection to $PROBE_ADDR
+	ProxyFetch   string            `json:"proxy_fetch"`   // GET http://203.0.113.250/ through $HTTP_PROXY, if set
+}
+
+// sandboxedHelper serves MCP over stdin and stdout, with three tools: probe (a sandboxedProbe,
+// as JSON); spawn, which starts a sleep that outlives the call, in a session of its own, with
+// $PROBE_MARKER in its command line; and crash, which exits mid-call. It says it is serving on
+// stderr.
+func sandboxedHelper() int {
+	fmt.Fprintln(os.Stderr, "sandboxed helper: serving on stdio")
+	text := func(s string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+	}
+	outcome := func(err error) string {
+		if err != nil {
+			return err.Error()
+		}
+		return "ok"
+	}
+	obj := map[string]any{"type": "object"}
+	s := mcp.NewServer(&mcp.Implementation{Name: "sandboxed-helper", Version: "1"}, nil)
+	s.AddTool(&mcp.Tool{Name: "probe", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		r := sandboxedProbe{PID: os.Getpid(), Home: os.Getenv("HOME"), Env: map[string]string{}}
+		r.Cwd, _ = os.Getwd()
+		for _, kv := range os.Environ() {
+			k, v, _ := strings.Cut(kv, "=")
+			r.Env[k] = v
+		}
+		r.WriteHome = outcome(os.WriteFile(filepath.Join(r.Home, "written"), []byte("x"), 0o600))
+		r.WriteOutside = outcome(os.WriteFile(filepath.Join(os.Getenv("PROBE_OUTSIDE"), "written"), []byte("x"), 0o600))
+		_, err := os.ReadFile(os.Getenv("PROBE_SECRET"))
+		r.ReadOutside = outcome(err)
+		c, err := net.DialTimeout("tcp", os.Getenv("PROBE_ADDR"), 3*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		r.ConnectHost = outcome(err)
+		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+		if os.Getenv("HTTP_PROXY") == "" {
+			r.ProxyFetch = "no proxy" // unsandboxed: nothing to ask
+		} else if resp, err := hc.Get("http://203.0.113.250/"); err != nil {
+			r.ProxyFetch = err.Error()
+		} else {
+			resp.Body.Close()
+			r.ProxyFetch = fmt.Sprintf("%d %s", resp.StatusCode, resp.Header.Get("X-Warden-Egress-Reason"))
+		}
+		b, _ := json.Marshal(r)
+		return text(string(b)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "spawn", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		cmd := exec.Command("sleep", os.Getenv("PROBE_MARKER"))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return text(fmt.Sprint(cmd.Process.Pid)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "crash", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		syscall.Exit(3)
+		return nil, nil
+	})
+	if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+// sandboxedPolicy has one connector, box, with sandbox: true: the helper, with env (besides
+// the variable that makes it the helper) and marker on its command line.
+func sandboxedPolicy(t *testing.T, program string, marker string, env map[string]string) []byte {
+	t.Helper()
+	env[sandboxedHelperEnv] = "1"
+	var vars []string
+	for k, v := range env {
+		vars = append(vars, fmt.Sprintf("%s: %q", k, v))
+	}
+	slices.Sort(vars)
+	return fmt.Appendf(nil, `version: 1
+connectors:
+  - id: box
+    effect: read
+    discover: true
+    sandbox: true
+    upstream: {command: [%q, "-test.run=^TestSandboxedConnectorHelper$", %q], env: {%s}, timeoutMs: 20000}
+tenants:
+  - id: acme
+    connections: [{id: box, connector: box}]
+`, program, "marker="+marker, strings.Join(vars, ", "))
+}
+
+// processesWith lists the processes whose command line holds marker.
+func processesMarked(marker string) []string {
+	var found []string
+	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err == nil && bytes.Contains(b, []byte(marker)) {
+			found = append(found, f+": "+strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return found
+}
+
+// hostListener is a TCP listener on the host's 127.0.0.1 that counts the connections it gets.
+func loopbackListener(t *testing.T) (string, *atomic.Int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var n atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n.Add(1)
+			c.Close()
+		}
+	}()
+	return ln.Addr().String(), &n
+}
+
+func probeSandboxed(t *testing.T, cs *mcp.ClientSession) sandboxedProbe {
+	t.Helper()
+	out, isErr := call(t, cs, "mcp__box__probe", nil)
+	var r sandboxedProbe
+	if isErr || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("probe: %v %s", isErr, out)
+	}
+	return r
+}
+
+func TestSandboxedConnector(t *testing.T) {
+	needConnectorSandbox(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	secretFile := filepath.Join(t.TempDir(), "secret")
+	if err := os.WriteFile(secretFile, []byte("not for connectors"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	addr, accepted := loopbackListener(t)
+	// The listener is reachable from here: what the sandbox stops is not a dead address.
+	if c, err := net.Dial("tcp", addr); err != nil {
+		t.Fatal(err)
+	} else {
+		c.Close()
+	}
+	for accepted.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	marker := fmt.Sprint(600000 + os.Getpid()%99999)
+	base := newRig(t, sandboxedPolicy(t, exe, marker, map[string]string{
+		"PROBE_OUTSIDE": outside, "PROBE_SECRET": secretFile, "PROBE_ADDR": addr, "PROBE_MARKER": marker,
+	}), nil)
+	logs := &lockedWriter{w: &bytes.Buffer{}}
+	r := base.with(func(o *Options) {
+		o.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	cs := r.connect(r.token("acme", "person", ""), nil)
+
+	if got := names(t, cs); !slices.Contains(got, "mcp__box__probe") || !slices.Contains(got, "mcp__box__spawn") {
+		t.Fatalf("tools %v, want the sandboxed connector's", got)
+	}
+	rep := probeSandboxed(t, cs)
+	t.Logf("the probe found %+v", rep)
+
+	// Its own directory: its HOME and working directory, writable.
+	if rep.Home == "" || rep.Home != rep.Cwd || !strings.Contains(filepath.Base(rep.Home), "warden-connector-") {
+		t.Errorf("HOME %q, working directory %q; want its own directory for both", rep.Home, rep.Cwd)
+	}
+	if rep.WriteHome != "ok" {
+		t.Errorf("writing in its own directory: %s", rep.WriteHome)
+	}
+	// Nothing outside it.
+	if !strings.Contains(rep.WriteOutside, "permission denied") {
+		t.Errorf("writing outside its directory: %s, want permission denied", rep.WriteOutside)
+	}
+	if _, err := os.Stat(filepath.Join(outside, "written")); err == nil {
+		t.Error("the sandboxed connector wrote outside its directory")
+	}
+	if !strings.Contains(rep.ReadOutside, "permission denied") {
+		t.Errorf("reading a file outside: %s, want permission denied", rep.ReadOutside)
+	}
+	// No network but its proxy.
+	if rep.ConnectHost == "ok" || accepted.Load() != 1 {
+		t.Errorf("connecting to the host's 127.0.0.1: %s (%d connections accepted, 1 was the test's)", rep.ConnectHost, accepted.Load())
+	}
+	proxy := rep.Env["HTTP_PROXY"]
+	if u, err := url.Parse(proxy); err != nil || u.Hostname() != "127.0.0.1" || rep.Env["HTTPS_PROXY"] != proxy {
+		t.Errorf("HTTP_PROXY %q, HTTPS_PROXY %q; want the sandbox's proxy on its loopback", proxy, rep.Env["HTTPS_PROXY"])
+	}
+	if rep.ProxyFetch != "403 not_allowed" {
+		t.Errorf("a denied host through the proxy: %q, want the egress proxy's 403 not_allowed", rep.ProxyFetch)
+	}
+	// Its environment: the connector's, and what the sandbox sets; nothing else of Warden's.
+	var keys []string
+	for k := range rep.Env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	want := []string{"HOME", "HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "PATH", "PROBE_ADDR", "PROBE_MARKER",
+		"PROBE_OUTSIDE", "PROBE_SECRET", "TMPDIR", sandboxedHelperEnv, "http_proxy", "https_proxy", "no_proxy"}
+	slices.Sort(want)
+	if !slices.Equal(keys, want) {
+		t.Errorf("environment %v, want %v", keys, want)
+	}
+
+	// Its standard error is the connector's log.
+	logs.mu.Lock()
+	logged := logs.w.(*bytes.Buffer).String()
+	logs.mu.Unlock()
+	if !strings.Contains(logged, `msg="upstream stderr" connector=box line="sandboxed helper: serving on stdio"`) {
+		t.Errorf("the connector's stderr is not in the log:\n%s", logged)
+	}
+
+	// A process that exits mid-call ends with its directory; the next call starts another, in
+	// the sandbox again, in a directory of its own.
+	if out, isErr := call(t, cs, "mcp__box__crash", nil); !isErr || !strings.Contains(out, "connector box closed its connection during the call") {
+		t.Errorf("a call that crashes the sandboxed connector: %v %s", isErr, out)
+	}
+	again := probeSandboxed(t, cs)
+	if again.Home == rep.Home || again.WriteOutside == "ok" || again.ProxyFetch != "403 not_allowed" {
+		t.Errorf("the connector after a crash: %+v", again)
+	}
+	if _, err := os.Stat(rep.Home); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the directory of the process that crashed: %v", err)
+	}
+	rep = again
+
+	// Gone after Close, with what it started and its directory.
+	if out, isErr := call(t, cs, "mcp__box__spawn", nil); isErr {
+		t.Fatalf("spawn: %s", out)
+	}
+	if l := processesMarked(marker); len(l) != 2 {
+		t.Fatalf("processes with the marker %v, want the connector's and its sleep", l)
+	}
+	start := time.Now()
+	r.gw.Close()
+	t.Logf("Gateway.Close took %s", time.Since(start))
+	if l := processesMarked(marker); len(l) > 0 {
+		t.Errorf("processes left after Gateway.Close: %q", l)
+	}
+	if _, err := os.Stat(rep.Home); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("its directory after Gateway.Close: %v", err)
+	}
+}
+
+// A sandboxed connector that cannot start in the sandbox does not start at all: its tools are
+// not listed, its dial fails saying why, and nothing ran unconfined. Its program here lies in
+// the tenants' workspaces, which connectors may not read.
+func TestSandboxedConnectorThatCannotStartDoesNotRun(t *testing.T) {
+	needConnectorSandbox(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	workspaces := t.TempDir()
+	prog := filepath.Join(workspaces, "acme", "server.sh")
+	if err := os.MkdirAll(filepath.Dir(prog), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\ntouch "+ran+"\nexec cat\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// Outside the sandbox it runs: only the sandbox stops it.
+	if err := exec.Command(prog).Run(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(ran)
+	base := newRig(t, sandboxedPolicy(t, prog, "none", map[string]string{}), nil)
+	r := base.with(func(o *Options) { o.Workspaces = workspaces })
+	cs := r.connect(r.token("acme", "person", ""), nil)
+	if got := names(t, cs); slices.ContainsFunc(got, func(n string) bool { return strings.HasPrefix(n, "mcp__box__") }) {
+		t.Errorf("tools %v: the connector that did not start is listed", got)
+	}
+	srv, _ := r.gw.snapshot.Load().p.Server("box")
+	_, err := r.gw.upstream.get(context.Background(), srv, credential{})
+	for _, want := range []string{"connector box", "in the sandbox", "permission denied"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("the dial error %v does not say %q", err, want)
+		}
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the connector's program ran")
+	}
+}
+
+// With the operator's switch off (native.Sandbox.Off), a connector with sandbox: true runs as
+// one without: unconfined, as Warden's user with the host's network.
+func TestSandboxedConnectorWithTheSandboxOff(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	outside := t.TempDir()
+	addr, _ := loopbackListener(t)
+	marker := fmt.Sprint(500000 + os.Getpid()%99999)
+	base := newRig(t, sandboxedPolicy(t, exe, marker, map[string]string{
+		"PROBE_OUTSIDE": outside, "PROBE_SECRET": exe, "PROBE_ADDR": addr, "PROBE_MARKER": marker,
+	}), nil)
+	r := base.with(func(o *Options) { o.Native.Sandbox.Off = true })
+	cs := r.connect(r.token("acme", "person", ""), nil)
+	rep := probeSandboxed(t, cs)
+	if rep.WriteOutside != "ok" || rep.ConnectHost != "ok" || rep.ProxyFetch != "no proxy" || rep.Home != os.Getenv("HOME") {
+		t.Errorf("with the sandbox off: %+v; want it unconfined, as a connector without sandbox: true", rep)
+	}
+	r.gw.Close()
+	if l := processesMarked(marker); len(l) > 0 {
+		t.Errorf("processes left after Gateway.Close: %q", l)
+	}
+}
+
+func TestSandboxEnv(t *testing.T) {
+	got := sandboxEnv([]string{"PATH=/bin", "HOME=/root", "A=1", "B=2", "A=3", "HOME=/x"}, "/private")
+	want := []string{"PATH=/bin", "B=2", "A=3", "HOME=/private"}
+	if !slices.Equal(got, want) {
+		t.Errorf("sandboxEnv: %q, want %q", got, want)
+	}
+}
