@@ -41,6 +41,8 @@ type outcome struct {
 	// lingered: something outside the process group still held the output open when the group
 	// was gone.
 	lingered bool
+	// procLimit is the sandbox's process limit when a fork was refused at it (else 0).
+	procLimit int
 }
 
 // output is the kept output, with a note where some was dropped.

@@ -57,6 +57,9 @@ func (e *Executor) runSandboxed(ctx context.Context, p proc) (outcome, error) {
 	o.head, o.tail, o.dropped = out.parts()
 	o.exitCode = res.ExitCode
 	o.timedOut, o.cancelled = res.TimedOut, res.Canceled
+	if res.ProcessLimitHit {
+		o.procLimit = res.ProcessLimit
+	}
 	if res.Signal != "" {
 		o.signal = signalNamed(res.Signal)
 	}

@@ -222,3 +222,18 @@ func TestShellUnconfinedSaysSo(t *testing.T) {
 		t.Errorf("sandboxed = %v, want false", r.Structured["sandboxed"])
 	}
 }
+
+// TestShellSandboxedForkBomb: a fork bomb meets the process limit, the call ends, and the
+// result says why forks failed.
+func TestShellSandboxedForkBomb(t *testing.T) {
+	needSandbox(t)
+	// Only where the limit holds: without it this would be a real fork bomb.
+	if res, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}}); err != nil || res.ProcessLimit == 0 {
+		t.Skipf("no cgroup can hold the process limit on this host (CI, as root, has one): %v", err)
+	}
+	ws, e := workspace(t, native.Options{Timeout: 5 * time.Second})
+	r := call(t, e, ws, "shell_exec", map[string]any{"command": "bomb() { bomb | bomb & }; bomb; sleep 1; echo after"})
+	if !strings.Contains(r.Text, "[a fork was refused: the sandbox holds a command and everything it starts to 1024 processes") {
+		t.Errorf("the result does not say the process limit was met:\n%s", r.Text)
+	}
+}

@@ -59,6 +59,9 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 	default:
 		fmt.Fprintf(&b, "[exit code %d]\n", o.exitCode)
 	}
+	if o.procLimit > 0 {
+		fmt.Fprintf(&b, "[a fork was refused: the sandbox holds a command and everything it starts to %d processes and threads at once]\n", o.procLimit)
+	}
 	if o.lingered {
 		b.WriteString("[a process the command started left its process group and still held the output open; it may still be running, and what it wrote after the command ended is not shown]\n")
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden/sandbox"
 )
@@ -33,5 +34,33 @@ func TestNoCapabilities(t *testing.T) {
 	out, res := sh(t, sandbox.Spec{Workspace: ws}, "id -u && echo made > h && cat h")
 	if res.ExitCode != 0 || !strings.HasPrefix(out, "0\nmade\n") {
 		t.Errorf("uid 0 without capabilities could not use its workspace: %d %q", res.ExitCode, out)
+	}
+}
+
+// TestProcessLimit: a fork bomb meets the process limit and the command ends; nothing is
+// left behind, and the result says the limit was hit.
+func TestProcessLimit(t *testing.T) {
+	needSandbox(t)
+	// Only where the limit holds: without it the fork bomb below would be a real one.
+	if _, res := sh(t, sandbox.Spec{}, "true"); res.ProcessLimit == 0 {
+		t.Skip("no cgroup can hold the process limit on this host (CI, as root, has a pids controller)")
+	}
+	spec := sandbox.Spec{Workspace: t.TempDir(), MaxProcs: 64, Timeout: 20 * time.Second}
+	_, res := sh(t, spec, `for i in $(seq 200); do sleep 5 & done 2>/dev/null; echo started; kill $(jobs -p) 2>/dev/null; true`)
+	if res.ProcessLimit != 64 || !res.ProcessLimitHit {
+		t.Errorf("ProcessLimit %d, hit %v; want 64 and true", res.ProcessLimit, res.ProcessLimitHit)
+	}
+	// A classic fork bomb ends at the time limit at worst, and holds at most the limit.
+	start := time.Now()
+	_, res = sh(t, sandbox.Spec{Workspace: t.TempDir(), MaxProcs: 64, Timeout: 3 * time.Second}, `bomb() { bomb | bomb & }; bomb; sleep 1; echo survived`)
+	if !res.ProcessLimitHit {
+		t.Errorf("the fork bomb did not meet the limit: %+v", res)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Errorf("the fork bomb took %s to end", time.Since(start))
+	}
+	// Without a limit asked for, none is applied.
+	if _, res := sh(t, sandbox.Spec{Workspace: t.TempDir(), MaxProcs: -1}, "true"); res.ProcessLimit != 0 {
+		t.Errorf("MaxProcs -1: ProcessLimit %d", res.ProcessLimit)
 	}
 }

@@ -202,12 +202,33 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		SysProcAttr: attr,
 		WaitDelay:   outputGrace,
 	}
+	// The process limit, where a cgroup can be made: the init process joins it before it has
+	// read its configuration, so before anything in the sandbox can fork.
+	var pids *pidsGroup
+	if spec.MaxProcs >= 0 {
+		max := spec.MaxProcs
+		if max == 0 {
+			max = DefaultMaxProcs
+		}
+		if g, err := newPidsGroup(max); err == nil {
+			pids = g
+			defer pids.remove()
+		}
+	}
 	err = cmd.Start()
 	childCtl.Close()
 	cfgR.Close()
 	if err != nil {
 		cfgW.Close()
 		return Result{}, fmt.Errorf("%w: cannot start the init process in new namespaces: %v", ErrUnavailable, err)
+	}
+	if pids != nil {
+		if err := pids.add(cmd.Process.Pid); err != nil {
+			cfgW.Close()
+			cmd.Process.Kill()
+			cmd.Wait()
+			return Result{}, fmt.Errorf("sandbox: moving the init process into its cgroup: %w", err)
+		}
 	}
 	go func() {
 		cfgW.Write(cfg) // fails only if the init process is gone, which Wait reports
@@ -253,6 +274,9 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	tctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	res := Result{Sandboxed: true}
+	if pids != nil {
+		res.ProcessLimit = pids.max
+	}
 	select {
 	case <-waited:
 	case <-tctx.Done():
@@ -303,6 +327,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	setStatus(&res, status)
 	res.Truncated = lim.isTruncated()
+	res.ProcessLimitHit = pids != nil && pids.hitLimit()
 	return res, nil
 }
 

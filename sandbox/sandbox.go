@@ -20,6 +20,9 @@ const (
 	// DefaultMaxOutput is the output limit (stdout and stderr together) when Spec.MaxOutput
 	// is zero.
 	DefaultMaxOutput = 16 << 20
+	// DefaultMaxProcs is the process limit when Spec.MaxProcs is zero: ample for builds and
+	// test runners, far below a host's process table.
+	DefaultMaxProcs = 1024
 )
 
 // DefaultHidden are paths that are never readable in the sandbox, whatever Spec.Hidden says:
@@ -75,6 +78,12 @@ type Spec struct {
 	// Unconfined runs the command without Landlock and namespaces, because the operator turned
 	// the sandbox off explicitly (which the start-up banner must say). Limits still apply.
 	Unconfined bool
+	// MaxProcs is the most processes and threads the command and everything it starts may
+	// hold at once: a fork beyond it fails, so a fork bomb cannot fill the host's process
+	// table. It is a cgroup's pids.max, applied where this host lets Warden make a cgroup (as
+	// root, or with a delegated cgroup v2 subtree); Result.ProcessLimit says whether it was.
+	// Zero means DefaultMaxProcs; negative, no limit. NoLimits does not lift it.
+	MaxProcs int
 	// NoLimits lifts the time and output limits (Timeout and MaxOutput are ignored): for a
 	// long-lived server whose output is its protocol, such as a connector's stdio process,
 	// which ends when its context ends or Process.Kill is called.
@@ -101,6 +110,11 @@ type Result struct {
 	Truncated bool
 	// Sandboxed is false when the command ran unconfined (Spec.Unconfined).
 	Sandboxed bool
+	// ProcessLimit is the most processes and threads the command's tree could hold at once
+	// (Spec.MaxProcs), or 0 when no cgroup could hold it to a limit on this host.
+	ProcessLimit int
+	// ProcessLimitHit is true when a fork was refused at ProcessLimit.
+	ProcessLimitHit bool
 	// ProxyAddr is the command's proxy address inside its namespace ("127.0.0.1:port").
 	ProxyAddr string
 }
