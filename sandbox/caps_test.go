@@ -2,9 +2,12 @@ package sandbox_test
 
 import (
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/wardenhq/warden/sandbox"
 )
@@ -62,5 +65,29 @@ func TestProcessLimit(t *testing.T) {
 	// Without a limit asked for, none is applied.
 	if _, res := sh(t, sandbox.Spec{Workspace: t.TempDir(), MaxProcs: -1}, "true"); res.ProcessLimit != 0 {
 		t.Errorf("MaxProcs -1: ProcessLimit %d", res.ProcessLimit)
+	}
+}
+
+// TestOwnIPC: the command sees none of the host's System V IPC objects.
+func TestOwnIPC(t *testing.T) {
+	needSandbox(t)
+	if _, err := exec.LookPath("ipcs"); err != nil {
+		t.Skip("needs ipcs")
+	}
+	const key = 0x5741524e // "WARN"
+	id, err := unix.SysvShmGet(key, 4096, unix.IPC_CREAT|0o600)
+	if err != nil {
+		t.Skipf("cannot make a shared memory segment here: %v", err)
+	}
+	defer unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+	if host, err := exec.Command("ipcs", "-m").Output(); err != nil || !strings.Contains(string(host), "0x5741524e") {
+		t.Skipf("ipcs does not list the host's segment: %v\n%s", err, host)
+	}
+	out, res := sh(t, sandbox.Spec{}, "ipcs -m")
+	if res.ExitCode != 0 {
+		t.Fatalf("%d %s", res.ExitCode, out)
+	}
+	if strings.Contains(out, "0x5741524e") {
+		t.Errorf("the host's shared memory segment is visible in the sandbox:\n%s", out)
 	}
 }
