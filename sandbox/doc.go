@@ -1,18 +1,22 @@
 // Package sandbox runs a command confined by Linux itself: Landlock rules that let it write
 // only its workspace (and a private temporary directory), read the system's programs and
-// libraries, and not read configured hidden paths at all; no_new_privs; fresh network and PID
-// namespaces whose only way out is Warden's egress proxy, reached through a port on the
-// namespace's own loopback; a time limit, an output limit, and the whole process tree killed
-// when the command ends, times out or is cancelled.
+// libraries, and not read configured hidden paths at all; no_new_privs and no capabilities;
+// fresh network, PID, IPC and UTS namespaces (and a user namespace when Warden is not root),
+// whose only way out is Warden's egress proxy, reached through a port on the namespace's own
+// loopback; a time limit, an output limit, a process limit (a cgroup's pids.max, where one can
+// be made), and the whole process tree killed when the command ends, times out or is
+// cancelled.
 //
 // Run does it by re-executing the current binary as a small init process inside the new
 // namespaces. That process is recognised before main runs (this package's init function checks
 // its argv[0] and an environment variable), so any binary that imports sandbox can run
-// sandboxes, test binaries included. It brings loopback up, listens on 127.0.0.1, applies
-// Landlock and no_new_privs to itself, starts the command as its child and passes every
-// connection the command makes to the listener back to Run, as a file descriptor over a unix
-// socket, for Spec.Proxy to serve. When the command ends, the init process exits with its
-// status, and the kernel kills everything else in the PID namespace.
+// sandboxes, test binaries included. It brings loopback up, listens on 127.0.0.1, starts the
+// command through a second short stage that applies Landlock, no_new_privs and the capability
+// drop to its one thread before exec, and passes every connection the command makes to the
+// listener back to Run, as a file descriptor over a unix socket, for Spec.Proxy to serve. When
+// the command ends, the init process exits with its status, and the kernel kills everything
+// else in the PID namespace. Start does the same for a command the caller talks to while it
+// runs (a stdio MCP server).
 //
 // If the sandbox cannot be applied, the command does not run and Run returns an error wrapping
 // ErrUnavailable, unless Spec.Unconfined says the operator turned the sandbox off. See

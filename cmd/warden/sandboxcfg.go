@@ -15,7 +15,8 @@ import (
 	"github.com/wardenhq/warden/sandbox"
 )
 
-// sandboxFlags are serve's and mcp's flags for shell_exec's sandbox.
+// sandboxFlags are serve's and mcp's flags for the sandbox of shell_exec and of connectors
+// marked sandbox: true.
 type sandboxFlags struct {
 	off      bool
 	readOnly []string
@@ -24,7 +25,7 @@ type sandboxFlags struct {
 
 func (f *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.BoolVar(&f.off, "no-sandbox", false, "run shell_exec's commands UNSANDBOXED, as this user with this host's network (the operator's explicit choice; the banner and /readyz say so)")
+	fl.BoolVar(&f.off, "no-sandbox", false, "run shell_exec's commands, and connectors marked sandbox: true, UNSANDBOXED, as this user with this host's network (the operator's explicit choice; the banner and /readyz say so)")
 	fl.StringArrayVar(&f.readOnly, "sandbox-read-only", nil, "a further path sandboxed commands may read and execute, e.g. a toolchain in /opt (repeatable)")
 	fl.StringArrayVar(&f.hidden, "sandbox-hidden", nil, "a path sandboxed commands may not read, besides Warden's database and other tenants' workspaces (repeatable)")
 }
