@@ -37,6 +37,8 @@ type sandboxState struct {
 	native native.Sandbox
 	// unavailable is why the sandbox cannot be applied here (nil when it can, or is off).
 	unavailable error
+	// procLimit is the process limit a command runs under (0: no cgroup can hold one here).
+	procLimit int
 	// egress is SANDBOX_EGRESS and SANDBOX_EGRESS_ALLOWLIST as read. A mode that is neither
 	// open nor allowlist counts as allowlist; the policy's switch report says so.
 	egress egress.Settings
@@ -66,28 +68,29 @@ func (f *sandboxFlags) setup(ctx context.Context, lookup func(string) (string, b
 	st.native.ReadOnly = f.readOnly
 	st.native.Hidden = append(append([]string(nil), f.hidden...), hidden...)
 	if !f.off {
-		st.unavailable = probeSandbox(ctx)
+		st.procLimit, st.unavailable = probeSandbox(ctx)
 	}
 	return st, nil
 }
 
-// probeSandbox runs true in the sandbox once: an error says why commands could not run.
-func probeSandbox(ctx context.Context) error {
+// probeSandbox runs a trial command in the sandbox once: an error says why commands could not
+// run; the limit is the process limit it ran under.
+func probeSandbox(ctx context.Context) (limit int, err error) {
 	dir, err := os.MkdirTemp("", "warden-probe-")
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer os.RemoveAll(dir)
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	res, err := sandbox.Run(ctx, sandbox.Spec{Workspace: dir, Command: []string{"/bin/sh", "-c", "exit 0"}})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if res.ExitCode != 0 {
-		return fmt.Errorf("a trial command in the sandbox ended with status %d (%s)", res.ExitCode, res.Signal)
+		return 0, fmt.Errorf("a trial command in the sandbox ended with status %d (%s)", res.ExitCode, res.Signal)
 	}
-	return nil
+	return res.ProcessLimit, nil
 }
 
 // checker is what each session's egress proxy enforces.

@@ -242,7 +242,11 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 		fmt.Fprintf(out, "warden: SANDBOX UNAVAILABLE: %v\n", sb.unavailable)
 		fmt.Fprintln(out, "warden: shell_exec refuses to run commands, and connectors marked sandbox: true do not start, until the sandbox can be applied (or the operator starts Warden with --no-sandbox)")
 	default:
-		fmt.Fprintln(out, "warden: sandbox on: shell_exec runs each command under Landlock (its workspace read-write, system paths read-only, nothing else), with no_new_privs and no capabilities, in its own network and PID namespaces, at most 1024 processes")
+		procs := fmt.Sprintf("at most %d processes at once", sb.procLimit)
+		if sb.procLimit == 0 {
+			procs = "with no process limit (no cgroup can be made here)"
+		}
+		fmt.Fprintf(out, "warden: sandbox on: shell_exec runs each command under Landlock (its workspace read-write, system paths read-only, nothing else), with no_new_privs and no capabilities, in its own network and PID namespaces, %s\n", procs)
 	}
 	// (A SANDBOX_EGRESS that is neither mode is among the switch reports below: the policy
 	// and the proxy read it alike.)
