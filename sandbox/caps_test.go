@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -89,5 +90,38 @@ func TestOwnIPC(t *testing.T) {
 	}
 	if strings.Contains(out, "0x5741524e") {
 		t.Errorf("the host's shared memory segment is visible in the sandbox:\n%s", out)
+	}
+}
+
+// TestOwnProc: /proc is a procfs of the sandbox's own PID namespace, readable, listing only
+// the sandbox's processes; the init process outside the command's Landlock domain keeps its
+// environment, memory and file descriptors (the control socket to Warden among them) to itself.
+func TestOwnProc(t *testing.T) {
+	needSandbox(t)
+	if _, err := exec.LookPath("bash"); err != nil {
+		t.Skip("needs bash")
+	}
+	out, res := sh(t, sandbox.Spec{}, "bash -c 'grep -c ^Cap /proc/self/status; ls /proc | grep -c \"^[0-9]\"'")
+	if res.ExitCode != 0 {
+		t.Skipf("/proc is not mounted in this sandbox (a container that refuses procfs in a namespace): %q", out)
+	}
+	var caps, procs int
+	fmt.Sscan(out, &caps, &procs)
+	if caps != 5 || procs == 0 || procs > 10 {
+		t.Errorf("/proc/self/status has %d Cap lines, /proc lists %d processes; want 5 and the sandbox's few:\n%s", caps, procs, out)
+	}
+	for _, script := range []string{
+		"cat /proc/1/environ",
+		"cat /proc/1/maps",
+		"head -c 1 /proc/1/mem",
+		"bash -c 'exec 9</proc/1/fd/3'",
+		"bash -c 'exec 9</proc/1/fd/4'",
+		"readlink /proc/1/fd/3",
+		"echo x > /proc/sys/kernel/hostname",
+		"echo c > /proc/sysrq-trigger",
+	} {
+		if out, res := sh(t, sandbox.Spec{}, script); res.ExitCode == 0 {
+			t.Errorf("%q succeeded: %q", script, out)
+		}
 	}
 }

@@ -73,6 +73,10 @@ func initMain() int {
 	if err := loopbackUp(); err != nil {
 		return fail(msgUnavailable, "bringing up loopback in the network namespace: %v", err)
 	}
+	if err := mountProc(); err == nil {
+		// The command may read a /proc of its own PID namespace: its processes only.
+		cfg.Rules.RODirs = append(cfg.Rules.RODirs, "/proc")
+	}
 	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		return fail(msgUnavailable, "listening for the proxy: %v", err)
@@ -145,6 +149,19 @@ func isProxyVar(k string) bool {
 		}
 	}
 	return false
+}
+
+// mountProc mounts a procfs of the sandbox's own PID namespace on /proc, in the sandbox's own
+// mount namespace (made private first, so nothing propagates back to the host's). It lists
+// only the sandbox's processes, and the command may read it; Landlock's ptrace rules keep it
+// from the init process's memory, environment and file descriptors all the same. Where it
+// cannot be mounted (some container runtimes refuse procfs in a user namespace), /proc stays
+// out of the rules, unreadable, and the sandbox runs without it.
+func mountProc() error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return err
+	}
+	return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
 // loopbackUp sets the namespace's loopback interface up: a fresh network namespace has it
