@@ -3,6 +3,7 @@ package egress_test
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net"
@@ -108,6 +109,62 @@ func BenchmarkProxy(b *testing.B) {
 			roundTrip(b, f.proxyURL.Host, preface, 2)
 		}
 	})
+
+	// A tunnel to the test host's echo port that starts with a real ClientHello (crypto/tls's,
+	// about 1.5 KiB), sent once the proxy has answered, as clients do: the cost of reading and
+	// judging the server name, without a TLS handshake's own cost to hide it.
+	hello := clientHelloBytes(b, "allowed.test")
+	echoHello := func(b *testing.B, addr string, connect bool) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.(*net.TCPConn).SetLinger(0)
+		br := bufio.NewReader(conn)
+		if connect {
+			if _, err := io.WriteString(conn, "CONNECT allowed.test:7 HTTP/1.1\r\nHost: allowed.test:7\r\n\r\n"); err != nil {
+				b.Fatal(err)
+			}
+			if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusOK {
+				b.Fatalf("CONNECT: %v", err)
+			}
+		}
+		if _, err := conn.Write(hello); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(br, make([]byte, len(hello))); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("newconn/hello-direct", func(b *testing.B) {
+		for b.Loop() {
+			echoHello(b, net.JoinHostPort(f.host.addr.String(), "7"), false)
+		}
+	})
+	b.Run("newconn/hello-connect", func(b *testing.B) {
+		for b.Loop() {
+			echoHello(b, f.proxyURL.Host, true)
+		}
+	})
+}
+
+// clientHelloBytes returns the ClientHello record a crypto/tls client sends for name.
+func clientHelloBytes(tb testing.TB, name string) []byte {
+	tb.Helper()
+	c, s := net.Pipe()
+	defer c.Close()
+	defer s.Close()
+	go func() { _ = tls.Client(c, &tls.Config{ServerName: name}).Handshake() }()
+	hdr := make([]byte, 5)
+	if _, err := io.ReadFull(s, hdr); err != nil {
+		tb.Fatal(err)
+	}
+	body := make([]byte, int(hdr[3])<<8|int(hdr[4]))
+	if _, err := io.ReadFull(s, body); err != nil {
+		tb.Fatal(err)
+	}
+	return append(hdr, body...)
 }
 
 // BenchmarkCheck measures a decision alone, for a listed name (with the in-memory resolver)

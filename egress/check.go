@@ -61,6 +61,14 @@ const (
 	// ReasonInvalidTarget: the target is not a URL or host[:port], or its host is not a valid
 	// name or address.
 	ReasonInvalidTarget Reason = "invalid_target"
+	// ReasonSNIMismatch: a CONNECT tunnel was allowed, but the TLS ClientHello it starts with
+	// names a server (SNI) its host does not cover: in allowlist mode neither the CONNECT host
+	// nor a listed name; in either mode a never-allowed name or address. Also when a tunnel
+	// starts like TLS but its ClientHello cannot be read (malformed, longer than 64 KiB, or
+	// not in within DialTimeout). The tunnel is closed before any byte of it is forwarded;
+	// Host and Port are the CONNECT target's, and Detail says why, naming the server name
+	// when there is one.
+	ReasonSNIMismatch Reason = "sni_mismatch"
 )
 
 // A Decision is the answer to one check. The zero Decision denies.

@@ -15,7 +15,8 @@
 //     once, every address it resolves to is checked, and the addresses that were checked are
 //     returned so that the connection goes to exactly those (no DNS rebinding).
 //   - [Proxy] is an HTTP forward proxy and CONNECT handler that enforces the check, dials only
-//     checked addresses, and can be widened in place ([Proxy.AllowOnce]).
+//     checked addresses, checks the TLS server name a tunnel starts with, and can be widened in
+//     place ([Proxy.AllowOnce]).
 //   - [FromEnv] reads SANDBOX_EGRESS and SANDBOX_EGRESS_ALLOWLIST.
 //
 // docs/egress.md describes the rules for operators.

@@ -1,6 +1,7 @@
 package egress
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,9 @@ type ProxyOptions struct {
 	// concurrent use and fast.
 	Tenant func() *Allowlist
 	// OnDecision, if set, is called with every decision the proxy makes, from the request's
-	// goroutine: it must be safe for concurrent use and should not block.
+	// goroutine (a tunnel's server name refused, ReasonSNIMismatch, from the goroutine relaying
+	// the tunnel, after the CONNECT's own decision): it must be safe for concurrent use and
+	// should not block.
 	OnDecision func(Decision)
 }
 
@@ -47,6 +50,12 @@ type ProxyOptions struct {
 // The target is always the request-target (absolute-form URL or CONNECT authority); the Host
 // header never chooses a destination, and a forwarded request's Host is set to the checked
 // host. Requests in origin-form ("GET / HTTP/1.1") are refused with 400.
+//
+// A CONNECT tunnel that starts with a TLS ClientHello is held until the whole ClientHello is
+// in, and its server name (SNI) is checked before any of it is forwarded: in allowlist mode it
+// must be the CONNECT host or a name the lists allow, and in either mode it must not be a
+// never-allowed name or address. A refused one closes the tunnel (ReasonSNIMismatch). A tunnel
+// that does not start like TLS is relayed unread.
 //
 // A Proxy serves one sandbox (one session): AllowOnce widens it alone. Make one with NewProxy;
 // its methods are safe for concurrent use.
@@ -326,14 +335,12 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		answer(w, http.StatusInternalServerError, "", "warden egress: CONNECT needs HTTP/1.1\n")
 		return
 	}
-	// Bytes the client sent after the request (an eager TLS hello) are in brw's buffer.
+	// Bytes the client sent after the request (an eager TLS hello) are in brw's buffer: they
+	// are the start of the tunnel, and are screened with what follows.
+	var early []byte
 	if n := brw.Reader.Buffered(); n > 0 {
-		early, _ := brw.Reader.Peek(n)
-		if _, err := upstream.Write(early); err != nil {
-			client.Close()
-			upstream.Close()
-			return
-		}
+		peeked, _ := brw.Reader.Peek(n)
+		early = bytes.Clone(peeked)
 	}
 	if _, err := io.WriteString(client, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		client.Close()
@@ -345,7 +352,7 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		upstream.Close()
 		return
 	}
-	p.pipe(client, upstream)
+	p.pipe(client, upstream, early, t)
 	p.untrack(client, upstream)
 }
 
@@ -369,30 +376,59 @@ func (p *Proxy) untrack(conns ...net.Conn) {
 	}
 }
 
-// pipe copies both ways until both sides are done or the tunnel has been idle for
-// IdleTimeout, then closes both.
-func (p *Proxy) pipe(client, upstream net.Conn) {
+// pipe copies both ways, the client's early bytes first, until both sides are done or the
+// tunnel has been idle for IdleTimeout, then closes both. The client's first bytes are
+// screened (screenHello) before any of them reach the upstream, which may speak first
+// meanwhile: its direction is never held back, so a protocol whose server speaks first works
+// as it did, and waiting gets the client past no check.
+func (p *Proxy) pipe(client, upstream net.Conn, early []byte, t Target) {
 	var last atomic.Int64
 	last.Store(time.Now().UnixNano())
 	done := make(chan struct{}, 2)
-	go p.copyIdle(upstream, client, &last, done)
-	go p.copyIdle(client, upstream, &last, done)
+	screen := func(first []byte) ([]byte, bool) { return p.screenHello(client, first, t, &last) }
+	go p.copyIdle(upstream, client, &last, done, early, screen)
+	go p.copyIdle(client, upstream, &last, done, nil, nil)
 	<-done
 	<-done
 	client.Close()
 	upstream.Close()
 }
 
-func (p *Proxy) copyIdle(dst, src net.Conn, last *atomic.Int64, done chan<- struct{}) {
+// copyIdle copies pending, then src, to dst. screen, if set, is given the first bytes (at
+// least one, with spare capacity behind them) and returns what to forward in their place, or
+// false to close both sides without forwarding anything.
+func (p *Proxy) copyIdle(dst, src net.Conn, last *atomic.Int64, done chan<- struct{}, pending []byte, screen func([]byte) ([]byte, bool)) {
 	defer func() { done <- struct{}{} }()
 	buf := make([]byte, 32<<10)
 	for {
-		_ = src.SetReadDeadline(time.Now().Add(p.opts.IdleTimeout))
-		n, err := src.Read(buf)
+		var n int
+		var err error
+		if len(pending) > 0 {
+			n = copy(buf, pending)
+			pending = pending[n:]
+		} else {
+			_ = src.SetReadDeadline(time.Now().Add(p.opts.IdleTimeout))
+			n, err = src.Read(buf)
+		}
 		if n > 0 {
 			last.Store(time.Now().UnixNano())
+			out := buf[:n]
+			if screen != nil {
+				if len(pending) > 0 {
+					// The screen reads on from src itself, so it must see every early byte.
+					out = append(out, pending...)
+					pending = nil
+				}
+				var ok bool
+				if out, ok = screen(out); !ok {
+					src.Close()
+					dst.Close()
+					return
+				}
+				screen = nil
+			}
 			_ = dst.SetWriteDeadline(time.Now().Add(p.opts.IdleTimeout))
-			if _, werr := dst.Write(buf[:n]); werr != nil {
+			if _, werr := dst.Write(out); werr != nil {
 				src.Close()
 				dst.Close()
 				return

@@ -2,14 +2,18 @@ package egress_test
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"sync"
@@ -457,5 +461,357 @@ func TestProxyTenantList(t *testing.T) {
 	tenant.Store(nil)
 	if s := get(); s != http.StatusForbidden {
 		t.Errorf("after other.test left the tenant's list: %d", s)
+	}
+}
+
+// sniRefusals returns the sni_mismatch decisions so far.
+func (f *proxyFixture) sniRefusals() []egress.Decision {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []egress.Decision
+	for _, d := range f.decisions {
+		if d.Reason == egress.ReasonSNIMismatch {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// bufConn reads through the reader that read the proxy's answer, which may already hold the
+// tunnel's first bytes.
+type bufConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c bufConn) Read(b []byte) (int, error) { return c.r.Read(b) }
+
+// openTunnel sends CONNECT target through the proxy and returns the tunnel once the proxy
+// has answered 200.
+func openTunnel(t *testing.T, f *proxyFixture, target string) net.Conn {
+	t.Helper()
+	conn := dialProxy(t, f)
+	// The deadline only stops a broken test from hanging; no duration is asserted.
+	_ = conn.SetDeadline(time.Now().Add(time.Minute))
+	fmt.Fprintf(conn, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatalf("CONNECT %s: %v", target, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("CONNECT %s: %s", target, resp.Status)
+	}
+	return bufConn{conn, br}
+}
+
+// tlsGet makes a TLS handshake over conn and sends one request; it returns what the test host
+// saw, or the error.
+func tlsGet(conn net.Conn, cfg *tls.Config, path string) (hostReply, error) {
+	tc := tls.Client(conn, cfg)
+	if err := tc.Handshake(); err != nil {
+		return hostReply{}, err
+	}
+	fmt.Fprintf(tc, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", path, cmp.Or(cfg.ServerName, "no-sni"))
+	resp, err := http.ReadResponse(bufio.NewReader(tc), nil)
+	if err != nil {
+		return hostReply{}, err
+	}
+	defer resp.Body.Close()
+	var r hostReply
+	err = json.NewDecoder(resp.Body).Decode(&r)
+	return r, err
+}
+
+// trickleConn sends its first write (a ClientHello) a byte at a time, pausing between bytes,
+// so that the proxy reads it in many pieces.
+type trickleConn struct {
+	net.Conn
+	done bool
+}
+
+func (c *trickleConn) Write(b []byte) (int, error) {
+	if c.done {
+		return c.Conn.Write(b)
+	}
+	c.done = true
+	for i := range b {
+		if _, err := c.Conn.Write(b[i : i+1]); err != nil {
+			return i, err
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	return len(b), nil
+}
+
+// writeBytewise writes b a byte at a time.
+func writeBytewise(t *testing.T, conn net.Conn, b []byte) {
+	t.Helper()
+	_, err := (&trickleConn{Conn: conn}).Write(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testRoots trusts the certificate the test host serves (httptest's).
+func testRoots(t *testing.T) *x509.CertPool {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	pool := x509.NewCertPool()
+	pool.AddCert(srv.Certificate())
+	return pool
+}
+
+// accessDenied is the TLS alert a client whose server name was refused reads before the end.
+var accessDenied = []byte{21, 3, 3, 0, 2, 2, 49}
+
+// TestProxyConnectServerName: a tunnel's TLS ClientHello must name the CONNECT host or a
+// listed name. The test host's certificate is valid for example.com and *.example.com, so
+// without the check a ClientHello for an unlisted www.example.com would get through a tunnel
+// to a listed cdn.example.com: domain fronting on a shared server.
+func TestProxyConnectServerName(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	far := f.host.addr.String()
+	for _, n := range []string{"cdn.example.com", "www.example.com", "unlisted.example.com"} {
+		f.res.add(n, far)
+	}
+	if err := f.proxy.AllowOnce("cdn.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	roots := testRoots(t)
+	verified := func(name string) *tls.Config { return &tls.Config{ServerName: name, RootCAs: roots} }
+	// refused checks that exactly one more refusal was reported, with this detail.
+	seen := 0
+	refused := func(t *testing.T, host string, port uint16, detail string) {
+		t.Helper()
+		got := f.sniRefusals()
+		if len(got) != seen+1 {
+			t.Fatalf("%d sni_mismatch decisions, want %d: %+v", len(got), seen+1, got)
+		}
+		seen++
+		d := got[len(got)-1]
+		if d.Allow || d.Host != host || d.Port != port || !strings.Contains(d.Detail, detail) {
+			t.Errorf("decision %+v; want a refusal of %s:%d saying %q", d, host, port, detail)
+		}
+	}
+
+	t.Run("the CONNECT host", func(t *testing.T) {
+		r, err := tlsGet(openTunnel(t, f, "cdn.example.com:443"), verified("cdn.example.com"), "/same")
+		if err != nil || !r.TLS || r.Host != "cdn.example.com" || r.Path != "/same" {
+			t.Fatalf("%+v %v", r, err)
+		}
+		// Case and a trailing dot are the same name.
+		r, err = tlsGet(openTunnel(t, f, "cdn.example.com:443"), &tls.Config{ServerName: "CDN.Example.com", RootCAs: roots}, "/case")
+		if err != nil || r.Path != "/case" {
+			t.Fatalf("CDN.Example.com: %+v %v", r, err)
+		}
+	})
+	t.Run("another name", func(t *testing.T) {
+		_, err := tlsGet(openTunnel(t, f, "cdn.example.com:443"), verified("www.example.com"), "/fronted")
+		if err == nil || !strings.Contains(err.Error(), "access denied") {
+			t.Fatalf("www.example.com through cdn.example.com: %v; want the handshake refused", err)
+		}
+		refused(t, "cdn.example.com", 443,
+			"the TLS server name www.example.com does not match the CONNECT host cdn.example.com and is not on the allowlist")
+	})
+	t.Run("a name listed separately", func(t *testing.T) {
+		// *.allowed.test is on the checker's list.
+		r, err := tlsGet(openTunnel(t, f, "cdn.example.com:443"), &tls.Config{ServerName: "api.allowed.test", InsecureSkipVerify: true}, "/wild")
+		if err != nil || r.Path != "/wild" {
+			t.Fatalf("api.allowed.test: %+v %v", r, err)
+		}
+		// And once www.example.com is allowed, it may be fronted too: it could be reached directly.
+		if err := f.proxy.AllowOnce("www.example.com"); err != nil {
+			t.Fatal(err)
+		}
+		r, err = tlsGet(openTunnel(t, f, "cdn.example.com:443"), verified("www.example.com"), "/once")
+		if err != nil || r.Host != "www.example.com" {
+			t.Fatalf("www.example.com after AllowOnce: %+v %v", r, err)
+		}
+	})
+	t.Run("no server name", func(t *testing.T) {
+		r, err := tlsGet(openTunnel(t, f, "cdn.example.com:443"), &tls.Config{InsecureSkipVerify: true}, "/nosni")
+		if err != nil || r.Path != "/nosni" {
+			t.Fatalf("%+v %v", r, err)
+		}
+	})
+	t.Run("CONNECT to a listed address", func(t *testing.T) {
+		if err := f.proxy.AllowOnce(far); err != nil {
+			t.Fatal(err)
+		}
+		target := net.JoinHostPort(far, "443")
+		r, err := tlsGet(openTunnel(t, f, target), &tls.Config{ServerName: "allowed.test", InsecureSkipVerify: true}, "/ip")
+		if err != nil || r.Path != "/ip" {
+			t.Fatalf("allowed.test through %s: %+v %v", far, r, err)
+		}
+		if _, err := tlsGet(openTunnel(t, f, target), verified("unlisted.example.com"), "/"); err == nil {
+			t.Fatalf("unlisted.example.com through %s was not refused", far)
+		}
+		refused(t, far, 443, "the TLS server name unlisted.example.com does not match the CONNECT host "+far)
+	})
+	t.Run("a ClientHello a byte at a time", func(t *testing.T) {
+		small := func(name string) *tls.Config {
+			// One key share keeps the ClientHello a few hundred bytes long.
+			return &tls.Config{ServerName: name, RootCAs: roots, CurvePreferences: []tls.CurveID{tls.X25519}}
+		}
+		r, err := tlsGet(&trickleConn{Conn: openTunnel(t, f, "cdn.example.com:443")}, small("cdn.example.com"), "/trickle")
+		if err != nil || r.Path != "/trickle" {
+			t.Fatalf("%+v %v", r, err)
+		}
+		if _, err := tlsGet(&trickleConn{Conn: openTunnel(t, f, "cdn.example.com:443")}, small("unlisted.example.com"), "/"); err == nil {
+			t.Fatal("unlisted.example.com a byte at a time was not refused")
+		}
+		refused(t, "cdn.example.com", 443, "the TLS server name unlisted.example.com does not match")
+	})
+	// Through the test host's echo port: what the upstream got comes back.
+	t.Run("the bytes forwarded are the bytes sent", func(t *testing.T) {
+		conn := openTunnel(t, f, "allowed.test:7")
+		sent := append(egress.ClientHelloForTest("allowed.test"), "and what follows"...)
+		writeBytewise(t, conn, sent)
+		got := make([]byte, len(sent))
+		if _, err := io.ReadFull(conn, got); err != nil || !bytes.Equal(got, sent) {
+			t.Fatalf("echoed %q, %v; want exactly what was sent", got, err)
+		}
+	})
+	t.Run("a refused ClientHello never reaches the upstream", func(t *testing.T) {
+		conn := openTunnel(t, f, "allowed.test:7")
+		writeBytewise(t, conn, egress.ClientHelloForTest("evil.test"))
+		if got, err := io.ReadAll(conn); !bytes.Equal(got, accessDenied) {
+			t.Fatalf("read %q, %v; want the access_denied alert and nothing echoed", got, err)
+		}
+		refused(t, "allowed.test", 7, "evil.test does not match the CONNECT host allowed.test")
+	})
+	t.Run("a ClientHello sent with the CONNECT", func(t *testing.T) {
+		for _, tt := range []struct {
+			sni   string
+			allow bool
+		}{{"allowed.test", true}, {"evil.test", false}} {
+			conn := dialProxy(t, f)
+			_ = conn.SetDeadline(time.Now().Add(time.Minute))
+			hello := egress.ClientHelloForTest(tt.sni)
+			if _, err := conn.Write(append([]byte("CONNECT allowed.test:7 HTTP/1.1\r\nHost: allowed.test:7\r\n\r\n"), hello...)); err != nil {
+				t.Fatal(err)
+			}
+			br := bufio.NewReader(conn)
+			if resp, err := http.ReadResponse(br, nil); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("CONNECT: %v", err)
+			}
+			want := accessDenied
+			if tt.allow {
+				want = hello
+			}
+			got := make([]byte, len(want))
+			if _, err := io.ReadFull(br, got); err != nil || !bytes.Equal(got, want) {
+				t.Errorf("%s: read %q, %v; want %q", tt.sni, got, err, want)
+			}
+			if !tt.allow {
+				refused(t, "allowed.test", 7, "evil.test does not match")
+			}
+		}
+	})
+	t.Run("never a name", func(t *testing.T) {
+		for _, tt := range []struct{ sni, detail string }{
+			{"198.51.100.9", "is an IP address"},
+			{"127.0.0.1", "loopback"},
+			{"localhost", "localhost is loopback"},
+			{"metadata.google.internal", "cloud instance metadata"},
+			{"allowed.test\x00", "is not a valid host name"},
+		} {
+			conn := openTunnel(t, f, "allowed.test:7")
+			if _, err := conn.Write(egress.ClientHelloForTest(tt.sni)); err != nil {
+				t.Fatal(err)
+			}
+			if got, err := io.ReadAll(conn); !bytes.Equal(got, accessDenied) {
+				t.Errorf("%q: read %q, %v; want the access_denied alert", tt.sni, got, err)
+			}
+			refused(t, "allowed.test", 7, tt.detail)
+		}
+	})
+	t.Run("not a ClientHello", func(t *testing.T) {
+		conn := openTunnel(t, f, "allowed.test:7")
+		// A handshake record holding a ServerHello.
+		if _, err := conn.Write([]byte{22, 3, 3, 0, 4, 2, 0, 0, 0}); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := io.ReadAll(conn); !bytes.Equal(got, accessDenied) {
+			t.Fatalf("read %q, %v; want the access_denied alert", got, err)
+		}
+		refused(t, "allowed.test", 7, "not a ClientHello")
+	})
+	t.Run("not TLS", func(t *testing.T) {
+		conn := openTunnel(t, f, "allowed.test:7")
+		writeBytewise(t, conn, []byte("plain text\n"))
+		got := make([]byte, len("plain text\n"))
+		if _, err := io.ReadFull(conn, got); err != nil || string(got) != "plain text\n" {
+			t.Fatalf("echoed %q, %v", got, err)
+		}
+	})
+	t.Run("the server speaks first", func(t *testing.T) {
+		conn := openTunnel(t, f, "allowed.test:25")
+		br := bufio.NewReader(conn)
+		// The client sends nothing until it has the greeting.
+		if line, err := br.ReadString('\n'); err != nil || line != "220 test host ready\r\n" {
+			t.Fatalf("greeting %q, %v", line, err)
+		}
+		fmt.Fprintf(conn, "EHLO sandbox\r\n")
+		if line, err := br.ReadString('\n'); err != nil || line != "250 EHLO sandbox\r\n" {
+			t.Fatalf("reply %q, %v", line, err)
+		}
+	})
+	if n := len(f.sniRefusals()); n != seen {
+		t.Errorf("%d sni_mismatch decisions; the subtests expected %d", n, seen)
+	}
+}
+
+// TestProxyConnectServerNameTimeout: a tunnel that starts a ClientHello and does not finish it
+// within DialTimeout is refused, and nothing of it is forwarded.
+func TestProxyConnectServerNameTimeout(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{DialTimeout: 300 * time.Millisecond})
+	conn := openTunnel(t, f, "allowed.test:7")
+	if _, err := conn.Write(egress.ClientHelloForTest("allowed.test")[:20]); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := io.ReadAll(conn); !bytes.Equal(got, accessDenied) {
+		t.Fatalf("read %q, %v; want the access_denied alert and nothing echoed", got, err)
+	}
+	if got := f.sniRefusals(); len(got) != 1 || !strings.Contains(got[0].Detail, "did not come within 300ms") {
+		t.Errorf("decisions %+v; want one refusal for the unfinished ClientHello", got)
+	}
+}
+
+// TestProxyConnectServerNameOpenMode: in open mode any server name goes, but one that is never
+// allowed.
+func TestProxyConnectServerNameOpenMode(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeOpen, egress.ProxyOptions{})
+	for _, tt := range []struct {
+		sni   string
+		allow bool
+	}{
+		{"allowed.test", true},
+		{"other.test", true},
+		{"198.51.100.9", true},
+		{"localhost", false},
+		{"x.localhost", false},
+		{"127.0.0.1", false},
+		{"169.254.169.254", false},
+		{"instance-data.ec2.internal", false},
+	} {
+		conn := openTunnel(t, f, "allowed.test:7")
+		hello := egress.ClientHelloForTest(tt.sni)
+		if _, err := conn.Write(hello); err != nil {
+			t.Fatal(err)
+		}
+		want := accessDenied
+		if tt.allow {
+			want = hello
+		}
+		got := make([]byte, len(want))
+		if _, err := io.ReadFull(conn, got); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("%s: read %q, %v; want %q", tt.sni, got, err, want)
+		}
+		conn.Close()
+	}
+	if got := f.sniRefusals(); len(got) != 5 {
+		t.Errorf("%d refusals, want 5: %+v", len(got), got)
 	}
 }

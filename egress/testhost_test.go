@@ -1,7 +1,10 @@
 package egress_test
 
 import (
+	"bufio"
 	"encoding/json"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -27,7 +30,9 @@ type hostReply struct {
 }
 
 // serveTestHost serves HTTP on addr:80 and HTTPS (net/http/httptest's certificate) on
-// addr:443, for as long as the test host lives.
+// addr:443, an echo of every byte on addr:7, and on addr:25 a server that speaks first, as
+// SMTP's does (a greeting, then "250 " and each line it is sent), for as long as the test
+// host lives.
 func serveTestHost(addr string) error {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -41,11 +46,41 @@ func serveTestHost(addr string) error {
 	if err != nil {
 		return err
 	}
+	echo, err := net.Listen("tcp", net.JoinHostPort(addr, "7"))
+	if err != nil {
+		return err
+	}
+	greet, err := net.Listen("tcp", net.JoinHostPort(addr, "25"))
+	if err != nil {
+		return err
+	}
+	go serveConns(echo, func(c net.Conn) { _, _ = io.Copy(c, c) })
+	go serveConns(greet, func(c net.Conn) {
+		_, _ = io.WriteString(c, "220 test host ready\r\n")
+		for sc := bufio.NewScanner(c); sc.Scan(); {
+			_, _ = io.WriteString(c, "250 "+sc.Text()+"\r\n")
+		}
+	})
 	go func() { _ = http.Serve(plain, h) }()
 	srv := httptest.NewUnstartedServer(h)
+	// The proxy's tests cut handshakes short on purpose (a refused server name).
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 	srv.Listener = tlsLn
 	srv.StartTLS()
 	return nil
+}
+
+func serveConns(ln net.Listener, serve func(net.Conn)) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			serve(c)
+		}()
+	}
 }
 
 // A testHost is an HTTP server at a documentation address (198.51.100.x) inside a network
