@@ -64,11 +64,18 @@ func (s *session) closeNet() {
 	}
 }
 
-// onEgress records what the session's proxy refused, once per host, port and reason (a
-// command that retries in a loop is one event), in the audit trail and the log; what it
+// onEgress records what the session's proxy refused, once per host, port and reason (and
+// refused TLS server name; a command that retries in a loop is one event), in the audit trail and the log; what it
 // allowed is routine.
 func (s *session) onEgress(d egress.Decision) {
-	if d.Allow || !s.egressSeen.first(fmt.Sprintf("%s|%d|%s", d.Host, d.Port, d.Reason)) {
+	if d.Allow {
+		return
+	}
+	key := fmt.Sprintf("%s|%d|%s", d.Host, d.Port, d.Reason)
+	if d.Reason == egress.ReasonSNIMismatch {
+		key += "|" + d.Detail // each server name refused on one host is its own event
+	}
+	if !s.egressSeen.first(key) {
 		return
 	}
 	s.g.logger.Info("egress refused", "session", s.id, "host", d.Host, "port", d.Port, "reason", d.Reason, "detail", d.Detail)
@@ -85,7 +92,7 @@ func (s *session) onEgress(d egress.Decision) {
 		e.Run = gs.Run.ID
 	}
 	if err := s.g.o.Store.Append(context.Background(), e); err != nil {
-		s.egressSeen.forget(fmt.Sprintf("%s|%d|%s", d.Host, d.Port, d.Reason))
+		s.egressSeen.forget(key)
 		s.g.logger.Error("a refused connection could not be recorded", "session", s.id, "host", d.Host, "err", err)
 	}
 }
