@@ -129,11 +129,16 @@ func (g *pidsGroup) hitLimit() bool {
 // reap a PID namespace that was just killed).
 func (g *pidsGroup) remove() error {
 	var err error
-	for range 100 {
+	wait := 100 * time.Microsecond
+	for deadline := time.Now().Add(2 * time.Second); ; {
 		if err = os.Remove(g.dir); err == nil || errors.Is(err, os.ErrNotExist) {
 			return nil
 		}
-		time.Sleep(5 * time.Millisecond)
+		if time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(wait)
+		wait = min(2*wait, 10*time.Millisecond)
 	}
 	return fmt.Errorf("sandbox: removing cgroup %s: %w", g.dir, err)
 }
