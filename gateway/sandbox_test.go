@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -18,38 +16,13 @@ import (
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/internal/testnet"
-	"github.com/wardenhq/warden/sandbox"
 )
 
 func TestMain(m *testing.M) {
-	testnet.ServeIfHost(serveTestHost)
+	testnet.ServeIfHost(testnet.ServeHello)
 	os.Exit(m.Run())
-}
-
-// serveTestHost answers "hello from the test host" on addr:80, for as long as the test host
-// lives.
-func serveTestHost(addr string) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
-	if err != nil {
-		return err
-	}
-	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "hello from the test host\n")
-	}))
-	return nil
-}
-
-// needSandbox skips unless the sandbox can run here; CI has root and Landlock.
-func needSandbox(t *testing.T) {
-	t.Helper()
-	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("the sandbox cannot run here (needs Landlock ABI 6+ and namespaces; CI has both): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 const sandboxPolicy = `
@@ -76,7 +49,7 @@ func throughProxy(host string) string {
 // host until a person answers a sandbox_allow_host card; allow once widens that session alone,
 // allow for the tenant every session of the tenant, and the saved answer outlives the process.
 func TestSandboxEgressAndAllowHost(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	host := testnet.NewHost(t, netip.MustParsePrefix("203.0.113.0/24"), 62, "wg").String()
 	r := newRigWith(t, []byte(sandboxPolicy), nil, func(o *Options) {
 		o.Egress = egress.New(egress.Options{Allowlist: &egress.Allowlist{}}) // nothing listed

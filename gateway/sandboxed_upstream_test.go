@@ -22,7 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/wardenhq/warden/sandbox"
+	"github.com/wardenhq/warden/internal/sandboxtest"
 )
 
 // The sandboxed connector tests: a connector with sandbox: true whose stdio server is this test
@@ -31,18 +31,6 @@ import (
 
 // sandboxedHelperEnv, set to 1, makes TestSandboxedConnectorHelper a stdio MCP server.
 const sandboxedHelperEnv = "WARDEN_SANDBOXED_CONNECTOR_HELPER"
-
-// needConnectorSandbox skips unless the sandbox can run here; CI has root and Landlock.
-func needConnectorSandbox(t *testing.T) {
-	t.Helper()
-	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("the sandbox cannot run here (needs Landlock ABI 6+ and namespaces; CI has both): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 func TestSandboxedConnectorHelper(t *testing.T) {
 	if os.Getenv(sandboxedHelperEnv) != "1" {
@@ -198,7 +186,7 @@ func probeSandboxed(t *testing.T, cs *mcp.ClientSession) sandboxedProbe {
 }
 
 func TestSandboxedConnector(t *testing.T) {
-	needConnectorSandbox(t)
+	sandboxtest.Need(t)
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +307,7 @@ func TestSandboxedConnector(t *testing.T) {
 // not listed, its dial fails saying why, and nothing ran unconfined. Its program here lies in
 // the tenants' workspaces, which connectors may not read.
 func TestSandboxedConnectorThatCannotStartDoesNotRun(t *testing.T) {
-	needConnectorSandbox(t)
+	sandboxtest.Need(t)
 	ran := filepath.Join(t.TempDir(), "ran")
 	workspaces := t.TempDir()
 	prog := filepath.Join(workspaces, "acme", "server.sh")

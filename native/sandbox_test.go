@@ -3,7 +3,6 @@ package native_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -14,28 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/native"
-	"github.com/wardenhq/warden/sandbox"
 )
 
 // off runs commands unconfined: the tests of the executor's own process handling use it, and
 // the tests below run the same kinds of command in the sandbox.
 var off = native.Sandbox{Off: true}
 
-// needSandbox skips unless the sandbox can run here; CI has root and Landlock.
-func needSandbox(t *testing.T) {
-	t.Helper()
-	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("the sandbox cannot run here (needs Landlock ABI 6+ and namespaces; CI has both): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
 func TestShellSandboxed(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	t.Setenv("WARDEN_TEST_HOST_SECRET", "host-secret")
 	outside, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -117,7 +104,7 @@ func port(ln net.Listener) string {
 // TestShellSandboxedBindings: protected bindings reach the sandboxed process's environment
 // and nothing else.
 func TestShellSandboxedBindings(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	ws, e := workspace(t, native.Options{})
 	a := normalize(t, ws, "shell_exec", map[string]any{"command": `echo "binding=$API_TOKEN"`})
 	r, err := e.Run(context.Background(), a, map[string]string{"API_TOKEN": "s3cr3t"})
@@ -133,7 +120,7 @@ func TestShellSandboxedBindings(t *testing.T) {
 // TestShellSandboxedLimits: the time limit, cancellation and the output cap hold in the
 // sandbox as outside it, and nothing the command started outlives it.
 func TestShellSandboxedLimits(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	ws, e := workspace(t, native.Options{Timeout: 2 * time.Second, MaxOutput: 1000})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -194,7 +181,7 @@ func TestShellSandboxedLimits(t *testing.T) {
 // TestShellSandboxedConcurrently: one executor runs several sandboxed commands at once, each
 // with its own output.
 func TestShellSandboxedConcurrently(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	ws, e := workspace(t, native.Options{})
 	var wg sync.WaitGroup
 	for i := range 4 {
@@ -226,10 +213,9 @@ func TestShellUnconfinedSaysSo(t *testing.T) {
 // TestShellSandboxedForkBomb: a fork bomb meets the process limit, the call ends, and the
 // result says why forks failed.
 func TestShellSandboxedForkBomb(t *testing.T) {
-	needSandbox(t)
 	// Only where the limit holds: without it this would be a real fork bomb.
-	if res, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}}); err != nil || res.ProcessLimit == 0 {
-		t.Skipf("no cgroup can hold the process limit on this host (CI, as root, has one): %v", err)
+	if sandboxtest.Need(t).ProcessLimit == 0 {
+		t.Skip("no cgroup can hold the process limit on this host (CI, as root, has one)")
 	}
 	ws, e := workspace(t, native.Options{Timeout: 5 * time.Second})
 	r := call(t, e, ws, "shell_exec", map[string]any{"command": "bomb() { bomb | bomb & }; bomb; sleep 1; echo after"})

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/sandbox"
 )
 
@@ -17,7 +18,7 @@ import (
 // write the workspace's files) but holds no capability: what only a capability allows fails,
 // though Landlock would let it through.
 func TestNoCapabilities(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if os.Geteuid() != 0 {
 		t.Skip("as another user the command had no capabilities outside its namespaces to begin with")
 	}
@@ -44,9 +45,8 @@ func TestNoCapabilities(t *testing.T) {
 // TestProcessLimit: a fork bomb meets the process limit and the command ends; nothing is
 // left behind, and the result says the limit was hit.
 func TestProcessLimit(t *testing.T) {
-	needSandbox(t)
 	// Only where the limit holds: without it the fork bomb below would be a real one.
-	if _, res := sh(t, sandbox.Spec{}, "true"); res.ProcessLimit == 0 {
+	if sandboxtest.Need(t).ProcessLimit == 0 {
 		t.Skip("no cgroup can hold the process limit on this host (CI, as root, has a pids controller)")
 	}
 	spec := sandbox.Spec{Workspace: t.TempDir(), MaxProcs: 64, Timeout: 20 * time.Second}
@@ -71,7 +71,7 @@ func TestProcessLimit(t *testing.T) {
 
 // TestOwnIPC: the command sees none of the host's System V IPC objects.
 func TestOwnIPC(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if _, err := exec.LookPath("ipcs"); err != nil {
 		t.Skip("needs ipcs")
 	}
@@ -97,7 +97,7 @@ func TestOwnIPC(t *testing.T) {
 // the sandbox's processes; the init process outside the command's Landlock domain keeps its
 // environment, memory and file descriptors (the control socket to Warden among them) to itself.
 func TestOwnProc(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash")
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -19,37 +18,14 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/internal/testnet"
 	"github.com/wardenhq/warden/sandbox"
 )
 
 func TestMain(m *testing.M) {
-	testnet.ServeIfHost(serveHost)
+	testnet.ServeIfHost(testnet.ServeHello)
 	os.Exit(m.Run())
-}
-
-// serveHost answers "hello from the test host" on addr:80, for as long as the test host lives.
-func serveHost(addr string) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
-	if err != nil {
-		return err
-	}
-	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "hello from the test host\n")
-	}))
-	return nil
-}
-
-// needSandbox skips unless the sandbox can run here; CI has root and Landlock.
-func needSandbox(t testing.TB) {
-	t.Helper()
-	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("the sandbox cannot run here (needs Landlock ABI 6+ and namespaces; CI has both): %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // sh runs a shell command in the sandbox and returns its combined output and exit status.
@@ -85,7 +61,7 @@ func (s *syncBuffer) String() string {
 }
 
 func TestFiles(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	ws := t.TempDir()
 	outside := t.TempDir()
 	ro := t.TempDir()
@@ -133,7 +109,7 @@ func TestFiles(t *testing.T) {
 }
 
 func TestNetworkDirect(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("needs bash for /dev/tcp and /dev/udp")
 	}
@@ -174,7 +150,7 @@ func TestNetworkDirect(t *testing.T) {
 }
 
 func TestProxy(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if _, err := exec.LookPath("curl"); err != nil {
 		t.Skip("needs curl")
 	}
@@ -227,7 +203,7 @@ func leftovers(t *testing.T, marker string) []string {
 }
 
 func TestProcessTree(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	marker := fmt.Sprint(900000 + os.Getpid()%99999)
 	t.Run("ends with the command", func(t *testing.T) {
 		_, res := sh(t, sandbox.Spec{}, "sleep "+marker+"1 & setsid sleep "+marker+"2 & (trap '' HUP TERM; nohup sleep "+marker+"3 >/dev/null 2>&1 &) ; echo started")
@@ -267,7 +243,7 @@ func TestProcessTree(t *testing.T) {
 }
 
 func TestMaxOutput(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	var out bytes.Buffer
 	res, err := sandbox.Run(context.Background(), sandbox.Spec{
 		Workspace: t.TempDir(), Shell: "head -c 1000000 /dev/zero; echo done >&2", Stdout: &out, Stderr: &out, MaxOutput: 1000,
@@ -281,7 +257,7 @@ func TestMaxOutput(t *testing.T) {
 }
 
 func TestEnvAndStatus(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	out, res := sh(t, sandbox.Spec{Env: []string{"TOKEN=s3cret", "HTTP_PROXY=http://evil.example:1"}}, `echo "$TOKEN $HTTP_PROXY"; exit 7`)
 	if res.ExitCode != 7 {
 		t.Errorf("status %d, want 7", res.ExitCode)
@@ -312,7 +288,7 @@ func TestUnconfined(t *testing.T) {
 
 func BenchmarkStart(b *testing.B) {
 	b.Run("sandboxed", func(b *testing.B) {
-		needSandbox(b)
+		sandboxtest.Need(b)
 		ws := b.TempDir()
 		for b.Loop() {
 			res, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: ws, Command: []string{"true"}})

@@ -12,13 +12,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/sandbox"
 )
 
 // A long-lived command talked to while it runs: Start returns once it runs, the pipes carry a
 // conversation, the limits are lifted, and Kill ends it and everything it started.
 func TestStartTalkAndKill(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	marker := fmt.Sprint(800000 + os.Getpid()%99999)
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -74,7 +75,7 @@ func TestStartTalkAndKill(t *testing.T) {
 // A command that ends by itself: Wait has its status; closing its standard input ends a
 // command that reads it.
 func TestStartEndsOnEOF(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -103,7 +104,7 @@ func TestStartEndsOnEOF(t *testing.T) {
 // A command that cannot start is Start's error, as Run's; the end of the context before it
 // starts leaves nothing behind.
 func TestStartErrors(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	_, err := sandbox.Start(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"no-such-program-here"}})
 	if err == nil || errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "no-such-program-here") {
 		t.Errorf("a missing program: %v, want a plain error naming it", err)

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/sandbox"
 )
 
@@ -25,7 +26,7 @@ const userNSEnv = "WARDEN_TEST_USERNS_DIR"
 // user namespace to the network and PID ones: the confinement must hold the same. CI runs as
 // root, so it starts a copy of this test binary as nobody.
 func TestSandboxAsUnprivilegedUser(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to start a process as another user (CI runs as root)")
 	}

@@ -1,26 +1,16 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/wardenhq/warden/sandbox"
+	"github.com/wardenhq/warden/internal/sandboxtest"
 )
 
-func needSandbox(t *testing.T) {
-	t.Helper()
-	_, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: []string{"true"}})
-	if errors.Is(err, sandbox.ErrUnavailable) {
-		t.Skipf("the sandbox cannot run here (needs Landlock and namespaces; CI has both): %v", err)
-	}
-}
-
 func TestExec(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	ws := t.TempDir()
 	out, errOut, code := run(t, "exec", "--workspace", ws, "--setenv", "GREETING=hello", "--",
 		"sh", "-c", `echo "$GREETING" > f; cat f; echo x > /etc/warden-exec-test; exit 3`)
@@ -33,7 +23,7 @@ func TestExec(t *testing.T) {
 }
 
 func TestExecProxyDenies(t *testing.T) {
-	needSandbox(t)
+	sandboxtest.Need(t)
 	if _, err := os.Stat("/usr/bin/curl"); err != nil {
 		t.Skip("needs curl")
 	}

@@ -4,9 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -76,21 +74,8 @@ func (f *sandboxFlags) setup(ctx context.Context, lookup func(string) (string, b
 // probeSandbox runs a trial command in the sandbox once: an error says why commands could not
 // run; the limit is the process limit it ran under.
 func probeSandbox(ctx context.Context) (limit int, err error) {
-	dir, err := os.MkdirTemp("", "warden-probe-")
-	if err != nil {
-		return 0, err
-	}
-	defer os.RemoveAll(dir)
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	res, err := sandbox.Run(ctx, sandbox.Spec{Workspace: dir, Command: []string{"/bin/sh", "-c", "exit 0"}})
-	if err != nil {
-		return 0, err
-	}
-	if res.ExitCode != 0 {
-		return 0, fmt.Errorf("a trial command in the sandbox ended with status %d (%s)", res.ExitCode, res.Signal)
-	}
-	return res.ProcessLimit, nil
+	res, err := sandbox.Probe(ctx)
+	return res.ProcessLimit, err
 }
 
 // checker is what each session's egress proxy enforces.

@@ -11,6 +11,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
@@ -153,4 +155,17 @@ func freeBlock(tb testing.TB, ipPath string, in netip.Prefix, blocks, start int)
 	}
 	tb.Fatalf("no free /30 in %s", in)
 	return
+}
+
+// ServeHello serves HTTP on addr:80, answering every request "hello from the test host\n":
+// a serve function for ServeIfHost, for tests that only need to know they got through.
+func ServeHello(addr string) error {
+	ln, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
+	if err != nil {
+		return err
+	}
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "hello from the test host\n")
+	}))
+	return nil
 }
