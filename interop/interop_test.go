@@ -296,6 +296,18 @@ func TestTypeScriptClientOnTheFirstRun(t *testing.T) {
 	if data, err := os.ReadFile(filepath.Join(ws, "notes", "a.txt")); err != nil || string(data) != "written" {
 		t.Fatalf("the write left %q, %v", data, err)
 	}
+
+	// A command runs in the sandbox: it writes its workspace and reaches out only through its
+	// session's egress proxy.
+	if !strings.Contains(s.output(), "warden: sandbox on:") {
+		t.Logf("the sandbox is not on here, so Bash is not tried:\n%s", s.output())
+		return
+	}
+	got = tsClient(t, s.url, token, step{Op: "call", Name: "Bash",
+		Arguments: map[string]any{"command": "cat notes/a.txt && echo \" proxy=$HTTP_PROXY\""}})
+	if got[0].IsError || !strings.Contains(got[0].Text, "written proxy=http://127.0.0.1:") {
+		t.Errorf("Bash in the sandbox: %+v", got[0])
+	}
 }
 
 // A call the policy gates waits until a person answers its card through the REST API; a denied
