@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,16 @@ func TestOwnProc(t *testing.T) {
 	if caps != 5 || procs == 0 || procs > 10 {
 		t.Errorf("/proc/self/status has %d Cap lines, /proc lists %d processes; want 5 and the sandbox's few:\n%s", caps, procs, out)
 	}
+	// PTRACE_ATTACH to every thread of the init process (one of them starts the command, in
+	// its Landlock domain, and the init process is not dumpable for that reason).
+	if nr, ok := map[string]int{"amd64": 101, "arm64": 117}[runtime.GOARCH]; ok {
+		if _, err := exec.LookPath("perl"); err == nil {
+			script := fmt.Sprintf(`perl -e 'opendir(D,"/proc/1/task"); for $t (grep {/^\d+$/} readdir(D)) { if (syscall(%d, 16, $t+0, 0, 0) == 0) { print "attached $t\n"; exit 0 } } exit 1'`, nr)
+			if out, res := sh(t, sandbox.Spec{}, script); res.ExitCode == 0 {
+				t.Errorf("ptrace attached to the init process: %q", out)
+			}
+		}
+	}
 	for _, script := range []string{
 		"cat /proc/1/environ",
 		"cat /proc/1/maps",
@@ -117,6 +128,9 @@ func TestOwnProc(t *testing.T) {
 		"bash -c 'exec 9</proc/1/fd/3'",
 		"bash -c 'exec 9</proc/1/fd/4'",
 		"readlink /proc/1/fd/3",
+		"for t in /proc/1/task/*; do cat $t/environ && exit 0; done; exit 1",
+		"for t in /proc/1/task/*; do head -c 1 $t/mem && exit 0; done; exit 1",
+		"for t in /proc/1/task/*; do cat $t/maps && exit 0; done; exit 1",
 		"echo x > /proc/sys/kernel/hostname",
 		"echo c > /proc/sysrq-trigger",
 	} {

@@ -11,8 +11,9 @@
 // namespaces. That process is recognised before main runs (this package's init function checks
 // its argv[0] and an environment variable), so any binary that imports sandbox can run
 // sandboxes, test binaries included. It brings loopback up, listens on 127.0.0.1, starts the
-// command through a second short stage that applies Landlock, no_new_privs and the capability
-// drop to its one thread before exec, and passes every connection the command makes to the
+// command from one of its threads that it has confined with Landlock, no_new_privs and the
+// capability drop (the command inherits that thread's credentials; the init process's other
+// threads stay outside its domain), and passes every connection the command makes to the
 // listener back to Run, as a file descriptor over a unix socket, for Spec.Proxy to serve. When
 // the command ends, the init process exits with its status, and the kernel kills everything
 // else in the PID namespace. Start does the same for a command the caller talks to while it

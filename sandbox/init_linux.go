@@ -61,6 +61,12 @@ func initMain() int {
 		return 125
 	}
 
+	// Not dumpable: no process without CAP_SYS_PTRACE, the command included, may ptrace this
+	// one or open its memory, not even through the thread that starts the command, which
+	// shares the command's Landlock domain until it ends.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		return fail(msgUnavailable, "making the init process undumpable: %v", err)
+	}
 	data, err := io.ReadAll(os.NewFile(cfgFD, "sandbox-config"))
 	if err != nil {
 		return fail(msgError, "reading the configuration: %v", err)
@@ -183,103 +189,47 @@ func loopbackUp() error {
 	return unix.IoctlIfreq(fd, unix.SIOCSIFFLAGS, ifr)
 }
 
-// The exec stage: this binary again, started by the init process with argv[0] execArg0 and
-// execEnv=1, which confines its one thread and replaces itself with the command. Landlock is
-// applied to that thread alone (execve ends the others), so the init process stays outside
-// the command's domain: the command can neither ptrace nor signal it.
-const (
-	execArg0 = "warden-sandbox-exec"
-	execEnv  = "WARDEN_SANDBOX_EXEC"
-)
-
-// The exec stage's file descriptors: its configuration, and where it reports a failure
-// (closed on a successful exec).
-const (
-	execCfgFD = 3
-	execErrFD = 4
-)
-
-// execConfig is what the init process sends the exec stage.
+// execConfig is the command the init process starts, confined.
 type execConfig struct {
-	Path  string   `json:"path"`
-	Argv  []string `json:"argv"`
-	Env   []string `json:"env"`
-	Rules rules    `json:"rules"`
+	Path  string
+	Argv  []string
+	Env   []string
+	Rules rules
 }
 
-func init() {
-	if len(os.Args) == 1 && os.Args[0] == execArg0 && os.Getenv(execEnv) == "1" && len(os.Environ()) == 1 {
-		exit(execMain())
-	}
-}
-
-// startConfined starts the command through the exec stage. On failure it returns the
-// message kind to report (msgUnavailable when Landlock could not be applied).
+// startConfined starts the command from a thread of its own, which it confines first with
+// confineThread: clone copies the calling thread's credentials, so the command is born in the
+// Landlock domain, with no_new_privs and without capabilities, while the init process's other
+// threads stay outside it (the command can neither signal nor ptrace the init process). The
+// thread is locked to its goroutine and never unlocked, so it ends when the goroutine does,
+// and the runtime starts no new thread from it. On failure it returns the message kind to
+// report (msgUnavailable when the confinement could not be applied).
 func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, msgUnavailable, err
+	type started struct {
+		p    *os.Process
+		kind byte
+		err  error
 	}
-	data, err := json.Marshal(c)
-	if err != nil {
-		return nil, msgError, err
-	}
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		return nil, msgError, err
-	}
-	errR, errW, err := os.Pipe()
-	if err != nil {
-		return nil, msgError, err
-	}
-	p, err := os.StartProcess(self, []string{execArg0}, &os.ProcAttr{
-		Dir:   dir,
-		Env:   []string{execEnv + "=1"},
-		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr, cfgR, errW},
-	})
-	cfgR.Close()
-	errW.Close()
-	if err != nil {
-		cfgW.Close()
-		errR.Close()
-		return nil, msgUnavailable, fmt.Errorf("starting the exec stage: %v", err)
-	}
+	done := make(chan started, 1)
 	go func() {
-		cfgW.Write(data)
-		cfgW.Close()
+		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
+		if err := confineThread(c.Rules); err != nil {
+			done <- started{nil, msgUnavailable, fmt.Errorf("Landlock: %v", err)}
+			return
+		}
+		p, err := os.StartProcess(c.Path, c.Argv, &os.ProcAttr{
+			Dir:   dir,
+			Env:   c.Env,
+			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		})
+		if err != nil {
+			done <- started{nil, msgError, fmt.Errorf("starting %s: %v", c.Argv[0], err)}
+			return
+		}
+		done <- started{p, 0, nil}
 	}()
-	msg, _ := io.ReadAll(errR)
-	errR.Close()
-	if len(msg) > 0 {
-		var ws syscall.WaitStatus
-		syscall.Wait4(p.Pid, &ws, 0, nil)
-		return nil, msg[0], errors.New(string(msg[1:]))
-	}
-	return p, 0, nil
-}
-
-// execMain confines this thread and execs the command; it returns only on failure.
-func execMain() int {
-	syscall.CloseOnExec(execCfgFD)
-	syscall.CloseOnExec(execErrFD)
-	fail := func(kind byte, format string, args ...any) int {
-		unix.Write(execErrFD, append([]byte{kind}, fmt.Sprintf(format, args...)...))
-		return 126
-	}
-	data, err := io.ReadAll(os.NewFile(execCfgFD, "sandbox-exec-config"))
-	if err != nil {
-		return fail(msgError, "reading the configuration: %v", err)
-	}
-	var c execConfig
-	if err := json.Unmarshal(data, &c); err != nil || len(c.Argv) == 0 {
-		return fail(msgError, "bad configuration (%v)", err)
-	}
-	runtime.LockOSThread() // never unlocked: this thread becomes the command
-	if err := confineThread(c.Rules); err != nil {
-		return fail(msgUnavailable, "Landlock: %v", err)
-	}
-	err = syscall.Exec(c.Path, c.Argv, c.Env)
-	return fail(msgError, "starting %s: %v", c.Argv[0], err)
+	s := <-done
+	return s.p, s.kind, s.err
 }
 
 // confineThread sets no_new_privs and applies Landlock to the calling thread: the file
