@@ -1,6 +1,7 @@
 package sandbox_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -136,6 +137,53 @@ func TestOwnProc(t *testing.T) {
 	} {
 		if out, res := sh(t, sandbox.Spec{}, script); res.ExitCode == 0 {
 			t.Errorf("%q succeeded: %q", script, out)
+		}
+	}
+}
+
+// TestSeccomp: the system calls the filter refuses fail in a sandboxed command, with the
+// errors that make callers fall back where there is a fallback; everyday programs still run.
+func TestSeccomp(t *testing.T) {
+	sandboxtest.Need(t)
+	if runtime.GOARCH != "amd64" {
+		t.Skip("the system call numbers below are amd64's")
+	}
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("needs perl")
+	}
+	// perl's syscall returns -1 and sets $! (printed as its number).
+	for _, tt := range []struct {
+		name, call string
+		errno      int
+	}{
+		{"keyctl", "syscall(250, 0, 0, 0, 0, 0)", 1},              // EPERM
+		{"add_key", "syscall(248, 0, 0, 0, 0, 0)", 1},             // EPERM
+		{"bpf", "syscall(321, 0, 0, 0)", 1},                       // EPERM
+		{"userfaultfd", "syscall(323, 0)", 1},                     // EPERM
+		{"unshare(CLONE_NEWUSER)", "syscall(272, 0x10000000)", 1}, // EPERM
+		{"unshare(CLONE_NEWNET)", "syscall(272, 0x40000000)", 1},  // EPERM
+		{"setns", "syscall(308, 0, 0)", 1},                        // EPERM
+		{"io_uring_setup", "syscall(425, 8, 0)", 38},              // ENOSYS
+		{"clone3", "syscall(435, 0, 0)", 38},                      // ENOSYS
+	} {
+		out, res := sh(t, sandbox.Spec{}, fmt.Sprintf(`perl -e '$r = %s; print $r, " ", $!+0, "\n"'`, tt.call))
+		if want := fmt.Sprintf("-1 %d\n", tt.errno); res.ExitCode != 0 || out != want {
+			t.Errorf("%s: %q (exit %d), want %q", tt.name, out, res.ExitCode, want)
+		}
+	}
+	out, res := sh(t, sandbox.Spec{}, "unshare -U true || echo refused")
+	if !strings.Contains(out, "refused") {
+		t.Errorf("unshare -U: %d %q", res.ExitCode, out)
+	}
+	for _, prog := range [][]string{{"git", "--version"}, {"python3", "-c", "import os; print(os.getpid())"}, {"node", "-e", "require('fs').writeFileSync('n', 'x')"}, {"sh", "-c", "(sleep 0 &); wait"}} {
+		if _, err := exec.LookPath(prog[0]); err != nil {
+			continue
+		}
+		var buf syncBuffer
+		res, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Command: prog, Stdout: &buf, Stderr: &buf,
+			Env: []string{"PATH=/usr/local/bin:/usr/bin:/bin"}})
+		if err != nil || res.ExitCode != 0 {
+			t.Errorf("%v in the sandbox: %v %+v\n%s", prog, err, res, buf.String())
 		}
 	}
 }

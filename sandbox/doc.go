@@ -1,6 +1,7 @@
 // Package sandbox runs a command confined by Linux itself: Landlock rules that let it write
 // only its workspace (and a private temporary directory), read the system's programs and
-// libraries, and not read configured hidden paths at all; no_new_privs and no capabilities;
+// libraries, and not read configured hidden paths at all; no_new_privs, no capabilities and a
+// seccomp filter against the kernel interfaces a command has no business with;
 // fresh network, PID, IPC and UTS namespaces (and a user namespace when Warden is not root),
 // whose only way out is Warden's egress proxy, reached through a port on the namespace's own
 // loopback; a time limit, an output limit, a process limit (a cgroup's pids.max, where one can

@@ -214,7 +214,7 @@ func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
 		if err := confineThread(c.Rules); err != nil {
-			done <- started{nil, msgUnavailable, fmt.Errorf("Landlock: %v", err)}
+			done <- started{nil, msgUnavailable, fmt.Errorf("confining the command (no_new_privs, Landlock, capabilities, seccomp): %v", err)}
 			return
 		}
 		p, err := os.StartProcess(c.Path, c.Argv, &os.ProcAttr{
@@ -264,7 +264,10 @@ func confineThread(r rules) error {
 	if err := llsyscall.LandlockRestrictSelf(fd, flags); err != nil {
 		return err
 	}
-	return dropCapabilities()
+	if err := dropCapabilities(); err != nil {
+		return err
+	}
+	return installSeccomp()
 }
 
 // Secure bits (linux/securebits.h): with these set and locked, uid 0 gains no capabilities
