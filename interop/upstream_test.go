@@ -109,3 +109,75 @@ func TestReferenceServersBehindWarden(t *testing.T) {
 		t.Errorf("the file server-filesystem wrote: %q, %v", data, err)
 	}
 }
+
+// Two reference servers run as sandboxed connectors (sandbox: true): node and their modules
+// are readable (the modules through --sandbox-read-only), and so is the data directory, which
+// server-filesystem serves; nothing else is, and nothing outside the process's own directory
+// is writable. The client calls them through Warden as it would unsandboxed ones.
+func TestReferenceServersInTheSandbox(t *testing.T) {
+	modules := peers(t)
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	data, _ = filepath.EvalSymlinks(data)
+	if err := os.WriteFile(filepath.Join(data, "note.md"), []byte("# readable in the sandbox"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bin := func(name string) string { return filepath.Join(modules, ".bin", name) }
+	policy := fmt.Sprintf(`
+version: 1
+connectors:
+  - id: everything
+    effect: read
+    discover: true
+    sandbox: true
+    upstream: {command: [%q, stdio]}
+  - id: filesystem
+    effect: write
+    discover: true
+    sandbox: true
+    upstream: {command: [%q, %q]}
+tenants:
+  - id: default
+    connections:
+      - {id: everything, connector: everything}
+      - {id: filesystem, connector: filesystem}
+`, bin("mcp-server-everything"), bin("mcp-server-filesystem"), data)
+	if err := os.WriteFile(filepath.Join(dir, "warden.yaml"), []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	realModules, err := filepath.EvalSymlinks(modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := serve(t, dir, nil, "--sandbox-read-only", realModules, "--sandbox-read-only", data)
+	if !strings.Contains(s.output(), "warden: sandbox on:") {
+		t.Skipf("the sandbox is not on here:\n%s", s.output())
+	}
+	got := tsClient(t, s.url, s.clientToken,
+		step{Op: "tools"},
+		step{Op: "call", Name: "mcp__everything__echo", Arguments: map[string]any{"message": "from the sandbox"}},
+		step{Op: "call", Name: "mcp__filesystem__read_text_file", Arguments: map[string]any{"path": filepath.Join(data, "note.md")}},
+		step{Op: "call", Name: "mcp__filesystem__write_file", Arguments: map[string]any{
+			"path": filepath.Join(data, "new.md"), "content": "must not land"}},
+	)
+	for _, want := range []string{"mcp__everything__echo", "mcp__filesystem__read_text_file", "mcp__filesystem__write_file"} {
+		if !slices.Contains(got[0].Names, want) {
+			t.Fatalf("the client does not list %s: %v\n%s", want, got[0].Names, s.output())
+		}
+	}
+	if r := got[1]; r.IsError || !strings.Contains(r.Text, "from the sandbox") {
+		t.Errorf("echo: %+v", r)
+	}
+	if r := got[2]; r.IsError || !strings.Contains(r.Text, "readable in the sandbox") {
+		t.Errorf("read_text_file: %+v", r)
+	}
+	if r := got[3]; !r.IsError || !strings.Contains(r.Text, "EACCES") {
+		t.Errorf("write_file outside the connector's own directory: %+v; want EACCES from the sandbox", r)
+	}
+	if _, err := os.Stat(filepath.Join(data, "new.md")); err == nil {
+		t.Error("a sandboxed connector wrote into the data directory")
+	}
+}
