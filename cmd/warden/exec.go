@@ -24,6 +24,7 @@ type execOptions struct {
 	vars      []string
 	timeout   time.Duration
 	maxOutput int64
+	maxProcs  int
 	noSandbox bool
 }
 
@@ -58,6 +59,7 @@ sandbox cannot be applied the command does not run and the status is 125.`,
 	f.StringArrayVar(&o.vars, "setenv", nil, "KEY=VALUE for the command's environment (repeatable)")
 	f.DurationVar(&o.timeout, "timeout", sandbox.DefaultTimeout, "the time limit")
 	f.Int64Var(&o.maxOutput, "max-output", sandbox.DefaultMaxOutput, "bytes of output passed on, stdout and stderr together")
+	f.IntVar(&o.maxProcs, "max-procs", sandbox.DefaultMaxProcs, "processes and threads the command's tree may hold at once, where a cgroup can hold it (-1: no limit)")
 	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run the command unconfined (the operator's explicit choice; says so on stderr)")
 	_ = cmd.MarkFlagRequired("workspace")
 	return cmd
@@ -120,7 +122,7 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	res, err := sandbox.Run(ctx, sandbox.Spec{
 		Workspace: o.workspace, Command: args, Env: env, Hidden: o.hidden, ReadOnly: o.readOnly,
 		Proxy: ln.Handle, Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
-		Timeout: o.timeout, MaxOutput: o.maxOutput, Unconfined: o.noSandbox,
+		Timeout: o.timeout, MaxOutput: o.maxOutput, MaxProcs: o.maxProcs, Unconfined: o.noSandbox,
 	})
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec:", err)
@@ -128,6 +130,9 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 			fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the command did not run")
 		}
 		return &exitError{code: 125}
+	}
+	if res.ProcessLimitHit {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warden exec: a fork was refused at the process limit (%d)\n", res.ProcessLimit)
 	}
 	if res.Truncated {
 		fmt.Fprintf(cmd.ErrOrStderr(), "\nwarden exec: output cut at %d bytes\n", o.maxOutput)

@@ -45,3 +45,14 @@ func TestExecBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestExecProcessLimit(t *testing.T) {
+	if sandboxtest.Need(t).ProcessLimit == 0 {
+		t.Skip("no cgroup can hold the process limit on this host (CI, as root, has one)")
+	}
+	_, errOut, _ := run(t, "exec", "--workspace", t.TempDir(), "--max-procs", "16", "--timeout", "20s", "--",
+		"sh", "-c", "for i in $(seq 40); do sleep 1 & done 2>/dev/null; wait")
+	if !strings.Contains(errOut, "warden exec: a fork was refused at the process limit (16)") {
+		t.Errorf("stderr: %q", errOut)
+	}
+}
