@@ -105,6 +105,8 @@ type Gateway struct {
 	tokens   tokenCache // good agent tokens, for Options.TokenTTL
 	checker  *egress.Checker
 	allowed  *allowedHosts // the hosts allowed for each tenant
+	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
+	egressSeen onceSet
 }
 
 type snapshot struct {
@@ -140,7 +142,8 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.allowed = &allowedHosts{store: o.Approvals, logger: o.Logger, policy: func() *policy.Policy { return g.snapshot.Load().p }}
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
-	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces}
+	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces,
+		refused: g.connectorEgressRefused}
 	return g, nil
 }
 

@@ -97,6 +97,27 @@ func (s *session) onEgress(d egress.Decision) {
 	}
 }
 
+// connectorEgressRefused records a connection a sandboxed connector's process was refused, once
+// per connector, host, port and reason (and refused TLS server name). A connector's process
+// serves every tenant that resolves to its credential, so the event names the connector (as
+// its principal, "connector:<id>") and no tenant.
+func (g *Gateway) connectorEgressRefused(connector string, d egress.Decision) {
+	key := fmt.Sprintf("%s|%s|%d|%s", connector, d.Host, d.Port, d.Reason)
+	if d.Reason == egress.ReasonSNIMismatch {
+		key += "|" + d.Detail
+	}
+	if !g.egressSeen.first(key) {
+		return
+	}
+	e := &audit.Event{Time: g.o.Gate.Now(), Kind: audit.KindEgress, Principal: "connector:" + connector,
+		Decision: verdict.Deny.String(), Blockers: []audit.Blocker{{Code: string(d.Reason), Detail: d.Detail}},
+		PolicyRevision: g.snapshot.Load().p.Revision}
+	if err := g.o.Store.Append(context.Background(), e); err != nil {
+		g.egressSeen.forget(key)
+		g.logger.Error("a refused connection could not be recorded", "connector", connector, "host", d.Host, "err", err)
+	}
+}
+
 // proxyConn hands a connection a sandboxed command made to its proxy to the session's egress
 // proxy (native.Sandbox.Proxy).
 func (s *session) proxyConn(c net.Conn) {

@@ -22,6 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/internal/sandboxtest"
 )
 
@@ -249,6 +250,16 @@ func TestSandboxedConnector(t *testing.T) {
 	}
 	if rep.ProxyFetch != "403 not_allowed" {
 		t.Errorf("a denied host through the proxy: %q, want the egress proxy's 403 not_allowed", rep.ProxyFetch)
+	}
+	// The refusal is in the audit trail, under the connector.
+	var recorded bool
+	for _, e := range r.audited(audit.Filter{Kind: audit.KindEgress}) {
+		if e.Principal == "connector:box" && len(e.Blockers) == 1 && e.Blockers[0].Code == "not_allowed" && strings.Contains(e.Blockers[0].Detail, "203.0.113.250") {
+			recorded = true
+		}
+	}
+	if !recorded {
+		t.Errorf("the connector's refused connection is not in the audit trail: %+v", r.audited(audit.Filter{Kind: audit.KindEgress}))
 	}
 	// Its environment: the connector's, and what the sandbox sets; nothing else of Warden's.
 	var keys []string

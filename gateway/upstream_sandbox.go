@@ -30,6 +30,8 @@ type connectorSandbox struct {
 	native native.Sandbox
 	// workspaces is the directory of the tenants' workspaces, hidden from connectors.
 	workspaces string
+	// refused, if set, is told of every connection a connector process's proxy refused.
+	refused func(connector string, d egress.Decision)
 }
 
 // stopGrace is how long a sandboxed connector process has to exit once its standard input is
@@ -103,6 +105,9 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 	proxy, err := egress.NewProxy(sb.checker, egress.ProxyOptions{OnDecision: func(d egress.Decision) {
 		if !d.Allow {
 			u.logger.Info("egress refused", "connector", id, "host", d.Host, "port", d.Port, "reason", d.Reason, "detail", d.Detail)
+			if sb.refused != nil {
+				sb.refused(id, d)
+			}
 		}
 	}})
 	if err != nil {
