@@ -19,6 +19,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/surface"
 	"github.com/wardenhq/warden/verdict"
@@ -64,8 +66,9 @@ func PinDigest(def *mcp.Tool) string {
 // Catalog connects to a connector's upstream as the gateway would for a session of the tenant
 // (with the tenant's own or shared connection, or the host's variables for the owner's tenant;
 // with no credential when tenant is ""), lists its tools, and disconnects. The tools are keyed
-// by the upstream's own names. warden pin uses it to compute the digests it writes.
-func Catalog(ctx context.Context, env *policy.Env, tenant, connector string) (map[string]*mcp.Tool, error) {
+// by the upstream's own names. warden pin uses it to compute the digests it writes. A connector
+// marked sandbox: true is started in the sandbox sb describes, as warden serve would.
+func Catalog(ctx context.Context, env *policy.Env, tenant, connector string, sb CatalogSandbox) (map[string]*mcp.Tool, error) {
 	p := env.Policy()
 	srv, ok := p.Server(connector)
 	if !ok || srv.Kind != policy.KindConnector {
@@ -91,6 +94,7 @@ func Catalog(ctx context.Context, env *policy.Env, tenant, connector string) (ma
 		return nil, err
 	}
 	pl := newPool(slog.New(slog.DiscardHandler), nil, nil)
+	pl.sandbox = connectorSandbox{checker: sb.Egress, native: sb.Native}
 	defer pl.closeAll()
 	u, err := pl.get(ctx, srv, cred)
 	if err != nil {
@@ -101,6 +105,14 @@ func Catalog(ctx context.Context, env *policy.Env, tenant, connector string) (ma
 		return nil, fmt.Errorf("connector %s lists no tools", connector)
 	}
 	return maps.Clone(cat), nil
+}
+
+// CatalogSandbox is the sandbox Catalog starts a connector marked sandbox: true in: the
+// operator's switch, read-only and hidden paths (Native; its Proxy is not used), and what the
+// connector's egress proxy enforces (Egress; nil: egress's defaults).
+type CatalogSandbox struct {
+	Native native.Sandbox
+	Egress *egress.Checker
 }
 
 // pinHeld reports whether a pinned tool's upstream definition no longer has its pinned digest,

@@ -219,7 +219,7 @@ func TestCatalogListsAConnectorsTools(t *testing.T) {
 	env := p.Env(policy.MapLookup(nil))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	cat, err := Catalog(ctx, env, "default", "up")
+	cat, err := Catalog(ctx, env, "default", "up", CatalogSandbox{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +230,7 @@ func TestCatalogListsAConnectorsTools(t *testing.T) {
 		{"default", "nope", `no connector "nope"`},
 		{"nope", "up", `no tenant "nope"`},
 	} {
-		if _, err := Catalog(ctx, env, bad.tenant, bad.connector); err == nil || !strings.Contains(err.Error(), bad.want) {
+		if _, err := Catalog(ctx, env, bad.tenant, bad.connector, CatalogSandbox{}); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("Catalog(%s, %s): %v, want %s", bad.tenant, bad.connector, err, bad.want)
 		}
 	}

@@ -180,4 +180,9 @@ tenants:
 	if _, err := os.Stat(filepath.Join(data, "new.md")); err == nil {
 		t.Error("a sandboxed connector wrote into the data directory")
 	}
+	// warden discover starts them in the same sandbox, given the same flags.
+	out := wardenCmd(t, dir, "discover", "--connector", "filesystem", "--sandbox-read-only", realModules, "--sandbox-read-only", data)
+	if !strings.Contains(out, "mcp__filesystem__read_text_file") {
+		t.Errorf("warden discover of the sandboxed server-filesystem:\n%s", out)
+	}
 }

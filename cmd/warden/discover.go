@@ -18,6 +18,7 @@ type discoverOptions struct {
 	tenant     string
 	connectors []string
 	json       bool
+	sandbox    sandboxFlags
 }
 
 func newDiscoverCmd(root *rootOptions) *cobra.Command {
@@ -39,6 +40,7 @@ credentials a session of --tenant would use (default: the owner's tenant, or the
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, root) },
 	}
 	f := cmd.Flags()
+	o.sandbox.register(cmd)
 	f.StringVar(&o.tenant, "tenant", "", "the tenant whose credentials reach the upstreams (default: the owner's tenant, or the only one)")
 	f.StringArrayVar(&o.connectors, "connector", nil, "a connector to list (repeatable; default: every connector with an upstream)")
 	f.BoolVar(&o.json, "json", false, "print JSON")
@@ -80,11 +82,15 @@ func (o *discoverOptions) run(cmd *cobra.Command, root *rootOptions) error {
 		return err
 	}
 	env := p.Env(os.LookupEnv)
+	sb, err := o.sandbox.catalog(cmd.Context())
+	if err != nil {
+		return err
+	}
 	var report []discoveredConnector
 	failed := false
 	for _, srv := range servers {
 		c := discoveredConnector{Connector: srv.ID, Tools: []discovered{}}
-		cat, err := gateway.Catalog(cmd.Context(), env, tenant, srv.ID)
+		cat, err := gateway.Catalog(cmd.Context(), env, tenant, srv.ID, sb)
 		if err != nil {
 			c.Error = err.Error()
 			failed = true

@@ -25,6 +25,7 @@ type pinOptions struct {
 	connectors []string
 	accept     []string
 	dryRun     bool
+	sandbox    sandboxFlags
 }
 
 func newPinCmd(root *rootOptions) *cobra.Command {
@@ -52,6 +53,7 @@ policy (SIGHUP) or restarts.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd, root) },
 	}
 	f := cmd.Flags()
+	o.sandbox.register(cmd)
 	f.StringVar(&o.tenant, "tenant", "", "the tenant whose credentials reach the upstreams (default: the owner's tenant, or the only one)")
 	f.StringArrayVar(&o.connectors, "connector", nil, "a connector to pin (repeatable; default: every connector with an upstream)")
 	f.StringArrayVar(&o.accept, "accept", nil, "a tool whose changed definition a person accepts: its pin is replaced (repeatable)")
@@ -101,10 +103,14 @@ func (o *pinOptions) run(cmd *cobra.Command, root *rootOptions) error {
 		accept[name] = false // true once found
 	}
 
+	sb, err := o.sandbox.catalog(cmd.Context())
+	if err != nil {
+		return err
+	}
 	changes := map[string]map[string]string{}
 	var pinned, accepted, pending, failed int
 	for _, srv := range servers {
-		cat, err := gateway.Catalog(cmd.Context(), env, tenant, srv.ID)
+		cat, err := gateway.Catalog(cmd.Context(), env, tenant, srv.ID, sb)
 		if err != nil {
 			fmt.Fprintf(cmd.ErrOrStderr(), "%s: %v\n", srv.ID, err)
 			failed++

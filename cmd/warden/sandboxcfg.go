@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/egress"
+	"github.com/wardenhq/warden/gateway"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/sandbox"
 )
@@ -69,6 +71,16 @@ func (f *sandboxFlags) setup(ctx context.Context, lookup func(string) (string, b
 		st.procLimit, st.unavailable = probeSandbox(ctx)
 	}
 	return st, nil
+}
+
+// catalog is the sandbox warden pin and warden discover start a connector marked
+// sandbox: true in, as warden serve with the same flags would.
+func (f *sandboxFlags) catalog(ctx context.Context) (gateway.CatalogSandbox, error) {
+	st, err := f.setup(ctx, os.LookupEnv, nil)
+	if err != nil {
+		return gateway.CatalogSandbox{}, err
+	}
+	return gateway.CatalogSandbox{Native: st.native, Egress: st.checker()}, nil
 }
 
 // probeSandbox runs a trial command in the sandbox once: an error says why commands could not
