@@ -60,20 +60,8 @@ func (e *Executor) runSandboxed(ctx context.Context, p proc) (outcome, error) {
 	if res.ProcessLimitHit {
 		o.procLimit = res.ProcessLimit
 	}
-	if res.Signal != "" {
-		o.signal = signalNamed(res.Signal)
-	}
+	o.signal = syscall.Signal(res.SignalNumber)
 	return o, nil
-}
-
-// signalNamed returns the signal whose String is name (SIGKILL when none is).
-func signalNamed(name string) syscall.Signal {
-	for s := syscall.Signal(1); s < 65; s++ {
-		if s.String() == name {
-			return s
-		}
-	}
-	return syscall.SIGKILL
 }
 
 // lockedCapture is a capture that stdout and stderr may write to from two goroutines.

@@ -343,7 +343,7 @@ func setStatus(res *Result, ws syscall.WaitStatus) {
 		res.ExitCode = ws.ExitStatus()
 	case ws.Signaled():
 		res.ExitCode = -1
-		res.Signal = ws.Signal().String()
+		res.Signal, res.SignalNumber = ws.Signal().String(), int(ws.Signal())
 	default:
 		res.ExitCode = -1
 	}

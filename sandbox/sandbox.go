@@ -102,6 +102,8 @@ type Result struct {
 	ExitCode int
 	// Signal names the signal that ended the command, if one did ("killed", ...).
 	Signal string
+	// SignalNumber is that signal's number (0 when none ended the command).
+	SignalNumber int
 	// TimedOut is true when the time limit ended the command.
 	TimedOut bool
 	// Canceled is true when the context ended the command.

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -216,7 +217,7 @@ func TestProcessTree(t *testing.T) {
 	})
 	t.Run("time limit", func(t *testing.T) {
 		_, res := sh(t, sandbox.Spec{Timeout: 200 * time.Millisecond}, "setsid sleep "+marker+"4 & sleep "+marker+"5")
-		if !res.TimedOut || res.Signal == "" {
+		if !res.TimedOut || res.Signal == "" || res.SignalNumber != int(syscall.SIGKILL) {
 			t.Errorf("result %+v, want timed out by a signal", res)
 		}
 		if l := leftovers(t, marker); len(l) > 0 {

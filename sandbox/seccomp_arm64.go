@@ -8,19 +8,6 @@ var arch = seccompArch{
 	audit:   unix.AUDIT_ARCH_AARCH64,
 	clone:   unix.SYS_CLONE,
 	unshare: unix.SYS_UNSHARE,
-	refused: []uint32{
-		unix.SYS_KEYCTL, unix.SYS_ADD_KEY, unix.SYS_REQUEST_KEY,
-		unix.SYS_SETNS,
-		unix.SYS_BPF, unix.SYS_PERF_EVENT_OPEN, unix.SYS_USERFAULTFD,
-		unix.SYS_INIT_MODULE, unix.SYS_FINIT_MODULE, unix.SYS_DELETE_MODULE,
-		unix.SYS_KEXEC_LOAD, unix.SYS_KEXEC_FILE_LOAD,
-		unix.SYS_MOUNT, unix.SYS_UMOUNT2, unix.SYS_PIVOT_ROOT,
-		unix.SYS_SWAPON, unix.SYS_SWAPOFF, unix.SYS_REBOOT,
-		unix.SYS_ACCT, unix.SYS_QUOTACTL, unix.SYS_SYSLOG,
-		unix.SYS_NAME_TO_HANDLE_AT, unix.SYS_OPEN_BY_HANDLE_AT,
-	},
-	missing: []uint32{
-		unix.SYS_CLONE3,
-		unix.SYS_IO_URING_SETUP, unix.SYS_IO_URING_ENTER, unix.SYS_IO_URING_REGISTER,
-	},
+	refused: refusedCalls,
+	missing: missingCalls,
 }

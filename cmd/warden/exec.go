@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -141,13 +140,8 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	case res.TimedOut:
 		fmt.Fprintf(cmd.ErrOrStderr(), "warden exec: killed at the time limit (%s)\n", o.timeout)
 		return &exitError{code: 124}
-	case res.Signal != "":
-		for sig := syscall.Signal(1); sig < 65; sig++ {
-			if sig.String() == res.Signal {
-				return &exitError{code: 128 + int(sig)}
-			}
-		}
-		return &exitError{code: 128}
+	case res.SignalNumber != 0:
+		return &exitError{code: 128 + res.SignalNumber}
 	case res.ExitCode != 0:
 		return &exitError{code: res.ExitCode}
 	}

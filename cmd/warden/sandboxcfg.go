@@ -68,7 +68,8 @@ func (f *sandboxFlags) setup(ctx context.Context, lookup func(string) (string, b
 	st.native.ReadOnly = f.readOnly
 	st.native.Hidden = append(append([]string(nil), f.hidden...), hidden...)
 	if !f.off {
-		st.procLimit, st.unavailable = probeSandbox(ctx)
+		res, err := sandbox.Probe(ctx)
+		st.procLimit, st.unavailable = res.ProcessLimit, err
 	}
 	return st, nil
 }
@@ -81,13 +82,6 @@ func (f *sandboxFlags) catalog(ctx context.Context) (gateway.CatalogSandbox, err
 		return gateway.CatalogSandbox{}, err
 	}
 	return gateway.CatalogSandbox{Native: st.native, Egress: st.checker()}, nil
-}
-
-// probeSandbox runs a trial command in the sandbox once: an error says why commands could not
-// run; the limit is the process limit it ran under.
-func probeSandbox(ctx context.Context) (limit int, err error) {
-	res, err := sandbox.Probe(ctx)
-	return res.ProcessLimit, err
 }
 
 // checker is what each session's egress proxy enforces.
