@@ -174,8 +174,9 @@ tenants:
 	if r := got[2]; r.IsError || !strings.Contains(r.Text, "readable in the sandbox") {
 		t.Errorf("read_text_file: %+v", r)
 	}
-	if r := got[3]; !r.IsError || !strings.Contains(r.Text, "EACCES") {
-		t.Errorf("write_file outside the connector's own directory: %+v; want EACCES from the sandbox", r)
+	// The data directory is mounted read-only in the sandbox's own file system.
+	if r := got[3]; !r.IsError || !strings.Contains(r.Text, "EROFS") {
+		t.Errorf("write_file outside the connector's own directory: %+v; want EROFS from the sandbox", r)
 	}
 	if _, err := os.Stat(filepath.Join(data, "new.md")); err == nil {
 		t.Error("a sandboxed connector wrote into the data directory")

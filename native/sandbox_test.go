@@ -72,8 +72,11 @@ func TestShellSandboxed(t *testing.T) {
 		{"home is the workspace", map[string]any{"command": "echo $HOME"}, false, []string{ws + "\n"}},
 		{"Warden's environment stays out", map[string]any{"command": "echo ${WARDEN_TEST_HOST_SECRET:-unset}"}, false, []string{"unset\n"}},
 		{"a write inside", map[string]any{"command": "echo made > sub/new.txt && cat sub/new.txt"}, false, []string{"made\n[exit code 0]"}},
-		{"a write outside", map[string]any{"command": "echo x > " + outside + "/new.txt"}, true, []string{"Permission denied"}},
-		{"a write to a read-only path", map[string]any{"command": "echo x > " + outside + "/readable/visible.txt"}, true, []string{"Permission denied"}},
+		// Outside the workspace, a path is read-only, unreadable or not there at all (the
+		// sandbox's /tmp is its own): either way the host's file is untouched (checked below).
+		{"a write outside", map[string]any{"command": "echo x > " + outside + "/readable/new.txt"}, true, []string{"Read-only file system"}},
+		{"a write to a read-only path", map[string]any{"command": "echo x > " + outside + "/readable/visible.txt"}, true, []string{"Read-only file system"}},
+		{"a path outside", map[string]any{"command": "ls " + outside + "/elsewhere"}, true, []string{"No such file or directory"}},
 		{"a read-only path", map[string]any{"command": "cat " + outside + "/readable/visible.txt"}, false, []string{"visible\n[exit code 0]"}},
 		{"a hidden path", map[string]any{"command": "cat " + outside + "/readable/secret.txt"}, true, []string{"Permission denied"}},
 		{"the host's shadow file", map[string]any{"command": "cat /etc/shadow"}, true, []string{"Permission denied"}},
@@ -93,6 +96,12 @@ func TestShellSandboxed(t *testing.T) {
 				t.Errorf("sandboxed = %v, want true", r.Structured["sandboxed"])
 			}
 		})
+	}
+	if b, err := os.ReadFile(outside + "/readable/visible.txt"); err != nil || string(b) != "visible" {
+		t.Errorf("the read-only file holds %q (%v)", b, err)
+	}
+	if _, err := os.Stat(outside + "/readable/new.txt"); err == nil {
+		t.Error("a file was written outside the workspace")
 	}
 }
 

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -51,8 +53,10 @@ var proxyVars = []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy
 // command, hands each proxy connection to Run, and returns when the command has ended. Its
 // exit then kills whatever else is left in the PID namespace.
 func initMain() int {
-	syscall.CloseOnExec(ctlFD)
-	syscall.CloseOnExec(cfgFD)
+	// Every descriptor this process was given but its own two is closed at exec, whatever the
+	// caller of Warden left open (descriptors inherited without close-on-exec would otherwise
+	// pass into the command).
+	closeErr := unix.CloseRange(ctlFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	send := func(kind byte, data []byte, rights []byte) error {
 		return unix.Sendmsg(ctlFD, append([]byte{kind}, data...), rights, nil, 0)
 	}
@@ -64,10 +68,15 @@ func initMain() int {
 	// Not dumpable: no process without CAP_SYS_PTRACE, the command included, may ptrace this
 	// one or open its memory, not even through the thread that starts the command, which
 	// shares the command's Landlock domain until it ends.
+	if closeErr != nil {
+		return fail(msgUnavailable, "marking inherited descriptors close-on-exec: %v", closeErr)
+	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(msgUnavailable, "making the init process undumpable: %v", err)
 	}
-	data, err := io.ReadAll(os.NewFile(cfgFD, "sandbox-config"))
+	cfgFile := os.NewFile(cfgFD, "sandbox-config")
+	data, err := io.ReadAll(cfgFile)
+	cfgFile.Close()
 	if err != nil {
 		return fail(msgError, "reading the configuration: %v", err)
 	}
@@ -79,9 +88,9 @@ func initMain() int {
 	if err := loopbackUp(); err != nil {
 		return fail(msgUnavailable, "bringing up loopback in the network namespace: %v", err)
 	}
-	if err := mountProc(); err == nil {
-		// The command may read a /proc of its own PID namespace: its processes only.
-		cfg.Rules.RODirs = append(cfg.Rules.RODirs, "/proc")
+	rs, err := buildRoot(cfg.FS)
+	if err != nil {
+		return fail(msgUnavailable, "building the sandbox's file system: %v", err)
 	}
 	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -89,24 +98,28 @@ func initMain() int {
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 
-	env := make([]string, 0, len(cfg.Env)+6)
+	env := make([]string, 0, len(cfg.Env)+8)
 	for _, kv := range cfg.Env {
 		k, _, _ := strings.Cut(kv, "=")
-		if !isProxyVar(k) {
+		if !isProxyVar(k) && k != "TMPDIR" {
 			env = append(env, kv)
 		}
 	}
 	proxy := "http://127.0.0.1:" + port
-	env = append(env, "HTTP_PROXY="+proxy, "HTTPS_PROXY="+proxy, "http_proxy="+proxy, "https_proxy="+proxy, "NO_PROXY=", "no_proxy=")
+	env = append(env, "HTTP_PROXY="+proxy, "HTTPS_PROXY="+proxy, "http_proxy="+proxy, "https_proxy="+proxy, "NO_PROXY=", "no_proxy=", "TMPDIR=/tmp")
 
 	path := cfg.Argv[0]
 	if !strings.Contains(path, "/") {
-		if path, err = lookPath(path, env); err != nil {
-			return fail(msgError, "%v", strings.TrimPrefix(err.Error(), "sandbox: "))
+		var ok bool
+		if path, ok = findProgram(path, env); !ok {
+			return failExec(send, 127, "%s: command not found in the sandbox's PATH (%s)", cfg.Argv[0], envValue(env, "PATH"))
 		}
 	}
-	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: cfg.Rules}, cfg.Dir)
+	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: rs}, cfg.Dir)
 	if err != nil {
+		if kind == msgExec {
+			return failExec(send, execCode(err), "%v", err)
+		}
 		return fail(kind, "%v", err)
 	}
 	if err := send(msgReady, []byte(port), nil); err != nil {
@@ -148,6 +161,59 @@ func initMain() int {
 	}
 }
 
+// failExec reports that the command could not be started (not found: 127; found but not
+// executable or readable: 126), as a shell would, and returns the code.
+func failExec(send func(byte, []byte, []byte) error, code int, format string, args ...any) int {
+	send(msgExec, append([]byte{byte(code)}, fmt.Sprintf(format, args...)...), nil)
+	return code
+}
+
+// execCode is the exit code a shell gives a program that could not be started for err.
+func execCode(err error) int {
+	if errors.Is(err, fs.ErrNotExist) {
+		return 127
+	}
+	return 126
+}
+
+// findProgram looks name up in the PATH of env, as a shell would: the first executable
+// regular file wins; if none is executable but one exists, that one is returned, so that the
+// error names it.
+func findProgram(name string, env []string) (string, bool) {
+	first := ""
+	for _, dir := range filepath.SplitList(envValue(env, "PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		p := filepath.Join(dir, name)
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() {
+			if first == "" && err != nil && !errors.Is(err, fs.ErrNotExist) {
+				first = p
+			}
+			continue
+		}
+		if unix.Access(p, unix.X_OK) == nil {
+			return p, true
+		}
+		if first == "" {
+			first = p
+		}
+	}
+	return first, first != ""
+}
+
+// envValue returns the value of key in env (the last one counts), or "".
+func envValue(env []string, key string) string {
+	v := ""
+	for _, kv := range env {
+		if s, ok := strings.CutPrefix(kv, key+"="); ok {
+			v = s
+		}
+	}
+	return v
+}
+
 func isProxyVar(k string) bool {
 	for _, v := range proxyVars {
 		if k == v {
@@ -155,19 +221,6 @@ func isProxyVar(k string) bool {
 		}
 	}
 	return false
-}
-
-// mountProc mounts a procfs of the sandbox's own PID namespace on /proc, in the sandbox's own
-// mount namespace (made private first, so nothing propagates back to the host's). It lists
-// only the sandbox's processes, and the command may read it; Landlock's ptrace rules keep it
-// from the init process's memory, environment and file descriptors all the same. Where it
-// cannot be mounted (some container runtimes refuse procfs in a user namespace), /proc stays
-// out of the rules, unreadable, and the sandbox runs without it.
-func mountProc() error {
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return err
-	}
-	return unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "")
 }
 
 // loopbackUp sets the namespace's loopback interface up: a fresh network namespace has it
@@ -223,7 +276,11 @@ func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 			Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
 		})
 		if err != nil {
-			done <- started{nil, msgError, fmt.Errorf("starting %s: %v", c.Argv[0], err)}
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s: %w", c.Path, pe.Err)
+			}
+			done <- started{nil, msgExec, err}
 			return
 		}
 		done <- started{p, 0, nil}
@@ -244,11 +301,8 @@ func confineThread(r rules) error {
 	if len(r.RWDirs) > 0 {
 		rs = append(rs, landlock.RWDirs(r.RWDirs...).WithRefer())
 	}
-	if len(r.ROFiles) > 0 {
-		rs = append(rs, landlock.ROFiles(r.ROFiles...))
-	}
 	if len(r.RWFiles) > 0 {
-		rs = append(rs, landlock.RWFiles(r.RWFiles...))
+		rs = append(rs, landlock.RWFiles(r.RWFiles...).IgnoreIfMissing())
 	}
 	fd, flags, err := cfg.NewRulesetFD(rs...)
 	if err != nil {

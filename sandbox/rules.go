@@ -10,112 +10,251 @@ import (
 	"strings"
 )
 
-// rules are the paths the command may use, as the init process applies them with Landlock.
-// Every path is absolute, symlink-free and exists.
-type rules struct {
-	RODirs  []string `json:"ro_dirs,omitempty"`
-	RWDirs  []string `json:"rw_dirs,omitempty"`
-	ROFiles []string `json:"ro_files,omitempty"`
-	RWFiles []string `json:"rw_files,omitempty"`
+// fsPlan is the file system the init process builds for a command and then makes its root:
+// an empty tmpfs holding only the mounts below, the sandbox's own /tmp, /run, /dev and /proc,
+// and nothing else of the host. A path the plan does not name is not there at all, so no
+// socket, device or file of the host outside it can be reached, whatever Landlock governs.
+// Every path is absolute, symlink-free, and the same inside as on the host.
+type fsPlan struct {
+	// Root is the host directory the new root's tmpfs is mounted on (inside the run's own
+	// temporary directory), and Tmp the host directory mounted on /tmp.
+	Root string `json:"root"`
+	Tmp  string `json:"tmp"`
+	// Workspace is mounted read-write; Mounts read-only (directories or files).
+	Workspace string   `json:"workspace"`
+	Mounts    []string `json:"mounts,omitempty"`
+	// Links are symbolic links of the host recreated as they are (/bin -> usr/bin).
+	Links []fsLink `json:"links,omitempty"`
+	// Hide are paths inside the mounts covered with an empty entry that nobody may read,
+	// list or write: the hidden paths.
+	Hide []string `json:"hide,omitempty"`
 }
 
-// Device files every command gets: the sinks read-write, the random sources read-only.
-var (
-	rwDevices = []string{"/dev/null", "/dev/zero", "/dev/full"}
-	roDevices = []string{"/dev/random", "/dev/urandom"}
-)
+type fsLink struct {
+	Path   string `json:"path"`
+	Target string `json:"target"`
+}
 
-// buildRules computes the rules for a run: the system paths (and extra) read-only, the
-// writable directories read-write, minus the hidden paths.
-func buildRules(writable, extraRO, hidden []string) (rules, error) {
+// ownPaths are the sandbox's own: never mounted from the host.
+var ownPaths = []string{"/dev", "/proc"}
+
+// homeSecrets are paths under a home directory that hold credentials or history. When a
+// directory under a home is made readable (a toolchain on PATH, a --read-only path), those
+// of them inside it are hidden, so ~/.cargo/bin on PATH does not hand out
+// ~/.cargo/credentials.toml.
+var homeSecrets = []string{
+	".ssh", ".gnupg", ".aws", ".azure", ".kube", ".docker", ".netrc", ".git-credentials",
+	".npmrc", ".yarnrc", ".pypirc", ".gem/credentials", ".cargo/credentials", ".cargo/credentials.toml",
+	".config/gcloud", ".config/gh", ".config/git/credentials", ".config/hub", ".vault-token",
+	".password-store", ".local/share/keyrings", ".local/share/fish", ".terraform.d/credentials.tfrc.json",
+	".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
+	".sqlite_history", ".node_repl_history", ".lesshst", ".viminfo",
+}
+
+// planFS decides what the command sees: the system paths, extraRO and the directories of
+// pathVar (its PATH) read-only, the workspace read-write, minus the hidden paths. run is the
+// run's own temporary directory.
+func planFS(run, ws string, extraRO, hidden []string, pathVar string) (fsPlan, error) {
+	p := fsPlan{Root: filepath.Join(run, "root"), Tmp: filepath.Join(run, "tmp"), Workspace: ws}
+	if ws == "/" {
+		return fsPlan{}, errors.New("sandbox: the workspace cannot be /")
+	}
 	var hid []string
 	for _, h := range slices.Concat(DefaultHidden, hidden) {
 		if !filepath.IsAbs(h) {
-			return rules{}, fmt.Errorf("sandbox: hidden path %q is not absolute", h)
+			return fsPlan{}, fmt.Errorf("sandbox: hidden path %q is not absolute", h)
 		}
 		r, err := filepath.EvalSymlinks(h)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue // nothing there to read
 		}
 		if err != nil {
-			return rules{}, fmt.Errorf("sandbox: hidden path %q: %w", h, err)
+			return fsPlan{}, fmt.Errorf("sandbox: hidden path %q: %w", h, err)
 		}
 		hid = append(hid, r)
 	}
-	var out rules
-	for _, w := range writable {
-		if isHidden(w, hid) {
-			return rules{}, fmt.Errorf("sandbox: %s is hidden, so it cannot be the workspace", w)
-		}
-		out.RWDirs, out.RWFiles = expand(w, hid, out.RWDirs, out.RWFiles)
+	if under(ws, hid) {
+		return fsPlan{}, fmt.Errorf("sandbox: %s is hidden, so it cannot be the workspace", ws)
 	}
-	for _, p := range slices.Concat(SystemReadOnly, extraRO) {
-		if !filepath.IsAbs(p) {
-			return rules{}, fmt.Errorf("sandbox: read-only path %q is not absolute", p)
-		}
-		r, err := filepath.EvalSymlinks(p)
+
+	var ro []string
+	var links []fsLink
+	add := func(given string, explicit bool) error {
+		r, err := filepath.EvalSymlinks(given)
 		if err != nil {
-			continue // a system path this machine does not have
+			return nil // a path this machine does not have
 		}
-		out.RODirs, out.ROFiles = expand(r, hid, out.RODirs, out.ROFiles)
+		if r == "/" {
+			if explicit {
+				return fmt.Errorf("sandbox: read-only path %q is the whole file system", given)
+			}
+			return nil
+		}
+		for _, own := range ownPaths {
+			if r == own || strings.HasPrefix(r, own+"/") {
+				if explicit {
+					return fmt.Errorf("sandbox: read-only path %q: %s is the sandbox's own", given, own)
+				}
+				return nil
+			}
+		}
+		if fi, err := os.Lstat(given); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if t, err := os.Readlink(given); err == nil {
+				links = append(links, fsLink{given, t})
+			}
+		}
+		ro = append(ro, r)
+		return nil
 	}
-	for _, d := range rwDevices {
-		if _, err := os.Stat(d); err == nil && !isHidden(d, hid) {
-			out.RWFiles = append(out.RWFiles, d)
+	for _, s := range SystemReadOnly {
+		add(s, false)
+	}
+	for _, e := range extraRO {
+		if !filepath.IsAbs(e) {
+			return fsPlan{}, fmt.Errorf("sandbox: read-only path %q is not absolute", e)
+		}
+		if err := add(e, true); err != nil {
+			return fsPlan{}, err
 		}
 	}
-	for _, d := range roDevices {
-		if _, err := os.Stat(d); err == nil && !isHidden(d, hid) {
-			out.ROFiles = append(out.ROFiles, d)
+	homes := homeDirs()
+	for _, d := range pathDirs(pathVar, ws, homes) {
+		add(d, false)
+	}
+
+	// Keep the outermost of nested read-only paths, none inside the workspace (it is
+	// writable, and stays so) and none inside a hidden path.
+	slices.Sort(ro)
+	ro = slices.Compact(ro)
+	for _, r := range ro {
+		if under(r, p.Mounts) || under(r, []string{ws}) || under(r, hid) {
+			continue
+		}
+		p.Mounts = append(p.Mounts, r)
+	}
+	// A link is made where nothing mounted holds its path already.
+	for _, l := range links {
+		if !under(l.Path, p.Mounts) && !under(l.Path, []string{ws}) && !under(l.Path, hid) {
+			p.Links = append(p.Links, l)
 		}
 	}
-	return out, nil
+	// Hide what lies inside something mounted; the rest is not there anyway.
+	seen := map[string]bool{}
+	hide := func(h string) {
+		if !seen[h] && (strictlyUnder(h, p.Mounts) || strictlyUnder(h, []string{ws})) {
+			seen[h] = true
+			p.Hide = append(p.Hide, h)
+		}
+	}
+	for _, h := range hid {
+		hide(h)
+	}
+	for _, m := range p.Mounts {
+		for _, home := range homes {
+			if !strictlyUnder(m, []string{home}) {
+				continue
+			}
+			for _, s := range homeSecrets {
+				if h := filepath.Join(home, s); strictlyUnder(h, []string{m}) {
+					if _, err := os.Lstat(h); err == nil {
+						hide(h)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(p.Hide)
+	return p, nil
 }
 
-// isHidden reports whether p is a hidden path or below one.
-func isHidden(p string, hidden []string) bool {
-	for _, h := range hidden {
-		if p == h || strings.HasPrefix(p, h+"/") || h == "/" {
+// pathDirs returns the directories of a PATH that the command may need to read to run what
+// is on it: each absolute directory holding an executable, outside the system paths and the
+// workspace, and, where it is a bin, sbin or shims directory, the installation it belongs to
+// (~/.pyenv for ~/.pyenv/shims, ~/go for ~/go/bin), unless that is a home directory itself.
+func pathDirs(pathVar, ws string, homes []string) []string {
+	var out []string
+	for _, d := range filepath.SplitList(pathVar) {
+		if !filepath.IsAbs(d) || under(d, systemDirs) {
+			continue // a system path, readable anyway
+		}
+		r, err := filepath.EvalSymlinks(d)
+		if err != nil || r == "/" || under(r, systemDirs) || under(r, []string{ws}) || !holdsExecutable(r) {
+			continue
+		}
+		out = append(out, r)
+		switch filepath.Base(r) {
+		case "bin", "sbin", "shims":
+		default:
+			continue
+		}
+		parent := filepath.Dir(r)
+		if parent == "/" || parent == "/home" || slices.Contains(homes, parent) || under(ws, []string{parent}) {
+			continue
+		}
+		out = append(out, parent)
+	}
+	return out
+}
+
+// systemDirs are SystemReadOnly's directories that hold programs: a PATH entry under one
+// needs nothing more.
+var systemDirs = []string{"/usr", "/bin", "/sbin"}
+
+// holdsExecutable reports whether dir holds at least one executable file. It reads the
+// directory a few entries at a time, since the first is usually one.
+func holdsExecutable(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	for {
+		entries, err := f.ReadDir(16)
+		for _, e := range entries {
+			fi, err := os.Stat(filepath.Join(dir, e.Name()))
+			if err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+				return true
+			}
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// homeDirs are the directories that are somebody's home: /root, those under /home, and
+// $HOME.
+func homeDirs() []string {
+	homes := []string{"/root"}
+	if es, err := os.ReadDir("/home"); err == nil {
+		for _, e := range es {
+			homes = append(homes, filepath.Join("/home", e.Name()))
+		}
+	}
+	if h := os.Getenv("HOME"); filepath.IsAbs(h) && h != "/" {
+		if r, err := filepath.EvalSymlinks(h); err == nil {
+			homes = append(homes, r)
+		}
+	}
+	return homes
+}
+
+// under reports whether p is one of dirs or lies below one.
+func under(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p == d || d == "/" || strings.HasPrefix(p, d+"/") {
 			return true
 		}
 	}
 	return false
 }
 
-// expand adds root to dirs (or files, for a file), unless it is hidden; when a hidden path
-// lies below root, it adds root's entries one by one instead, recursively, so that the hidden
-// path gets no rule. Symbolic links among the entries are skipped: a link is followed to its
-// target, whose own rules apply.
-func expand(root string, hidden []string, dirs, files []string) ([]string, []string) {
-	if isHidden(root, hidden) {
-		return dirs, files
-	}
-	fi, err := os.Stat(root)
-	if err != nil {
-		return dirs, files
-	}
-	if !fi.IsDir() {
-		return dirs, append(files, root)
-	}
-	below := false
-	for _, h := range hidden {
-		if strings.HasPrefix(h, root+"/") || root == "/" {
-			below = true
-			break
+// strictlyUnder reports whether p lies below one of dirs (not equal to it).
+func strictlyUnder(p string, dirs []string) bool {
+	for _, d := range dirs {
+		if p != d && (d == "/" || strings.HasPrefix(p, d+"/")) {
+			return true
 		}
 	}
-	if !below {
-		return append(dirs, root), files
-	}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		return dirs, files
-	}
-	for _, e := range entries {
-		if e.Type()&fs.ModeSymlink != 0 {
-			continue
-		}
-		dirs, files = expand(filepath.Join(root, e.Name()), hidden, dirs, files)
-	}
-	return dirs, files
+	return false
 }

@@ -30,10 +30,10 @@ const outputGrace = time.Second
 
 // initConfig is what Run sends the init process.
 type initConfig struct {
-	Argv  []string `json:"argv"`
-	Env   []string `json:"env"`
-	Dir   string   `json:"dir"`
-	Rules rules    `json:"rules"`
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+	FS   fsPlan   `json:"fs"`
 }
 
 // Control messages from the init process, by their first byte.
@@ -43,6 +43,7 @@ const (
 	msgUnavailable = 'U' // as msgError, because the sandbox could not be applied
 	msgConn        = 'C' // a connection to the proxy, as the attached file descriptor
 	msgExit        = 'X' // the command ended; the rest is its wait status (4 bytes, little-endian)
+	msgExec        = 'N' // the command could not be started: an exit code byte (126, 127), then why
 )
 
 func (s *Spec) argv() ([]string, error) {
@@ -99,7 +100,8 @@ func workspace(dir string) (string, error) {
 	return r, nil
 }
 
-// withDefaults returns env with PATH and TMPDIR set if they were not.
+// withDefaults returns env with PATH set if it was not, and TMPDIR if tmp is not empty and
+// it was not.
 func withDefaults(env []string, tmp string) []string {
 	env = append([]string(nil), env...)
 	has := func(k string) bool {
@@ -150,16 +152,31 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if v, err := llsyscall.LandlockGetABIVersion(); err != nil || v < minABI {
 		return Result{}, fmt.Errorf("%w: Landlock ABI %d, need %d or later (%v)", ErrUnavailable, v, minABI, err)
 	}
-	tmp, err := os.MkdirTemp("", "warden-sandbox-")
+	env := withDefaults(spec.Env, "")
+	pathVar := envValue(env, "PATH")
+	if spec.OnlyListedPaths {
+		pathVar = ""
+	}
+	// The run's own directory: the mount point of the sandbox's root, and what it sees as /tmp.
+	run, err := os.MkdirTemp("", "warden-sandbox-")
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	rs, err := buildRules([]string{ws, tmp}, spec.ReadOnly, spec.Hidden)
+	defer os.RemoveAll(run)
+	plan, err := planFS(run, ws, spec.ReadOnly, spec.Hidden, pathVar)
 	if err != nil {
 		return Result{}, err
 	}
-	cfg, err := json.Marshal(initConfig{Argv: argv, Env: withDefaults(spec.Env, tmp), Dir: dir, Rules: rs})
+	if err := os.Mkdir(plan.Root, 0o700); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.Mkdir(plan.Tmp, 0o700); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if err := os.Chmod(plan.Tmp, 0o1777); err != nil {
+		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	cfg, err := json.Marshal(initConfig{Argv: argv, Env: env, Dir: dir, FS: plan})
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -181,8 +198,10 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	attr := &syscall.SysProcAttr{
 		Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS,
-		Setpgid:    true,
-		Pdeathsig:  syscall.SIGKILL,
+		// A session of its own, so no controlling terminal: nothing in the sandbox can type
+		// into the terminal Warden was started from (TIOCSTI), or be stopped by its job control.
+		Setsid:    true,
+		Pdeathsig: syscall.SIGKILL,
 	}
 	if os.Geteuid() != 0 {
 		attr.Cloneflags |= syscall.CLONE_NEWUSER
@@ -293,6 +312,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	var started, exited bool
 	var status syscall.WaitStatus
 	var setupErr error
+	var execErr *ExecError
 	for ev := range events {
 		switch ev.kind {
 		case msgReady:
@@ -302,6 +322,10 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 			setupErr = fmt.Errorf("sandbox: %s", ev.data)
 		case msgUnavailable:
 			setupErr = fmt.Errorf("%w: %s", ErrUnavailable, ev.data)
+		case msgExec:
+			if len(ev.data) > 0 {
+				execErr = &ExecError{Code: int(ev.data[0]), Msg: string(ev.data[1:])}
+			}
 		case msgExit:
 			if len(ev.data) == 4 {
 				exited = true
@@ -315,6 +339,9 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		return res, nil
 	}
 	if !started {
+		if execErr != nil {
+			return Result{}, execErr
+		}
 		if setupErr == nil {
 			setupErr = fmt.Errorf("sandbox: the init process ended before starting the command (%v)", cmd.ProcessState)
 		}
@@ -378,18 +405,25 @@ func runUnconfined(ctx context.Context, spec Spec, argv []string, dir string, st
 	env := withDefaults(spec.Env, "")
 	path := argv[0]
 	if !strings.Contains(path, "/") {
-		var err error
-		if path, err = lookPath(path, env); err != nil {
-			return Result{}, err
+		var ok bool
+		if path, ok = findProgram(path, env); !ok {
+			return Result{}, &ExecError{Code: 127, Msg: fmt.Sprintf("%s: command not found in PATH (%s)", argv[0], envValue(env, "PATH"))}
 		}
 	}
+	// Descriptors this process inherited without close-on-exec would pass into the command:
+	// mark them all (Go opens its own with close-on-exec already).
+	CloseInherited()
 	cmd := &exec.Cmd{
 		Path: path, Args: argv, Env: env, Dir: dir,
 		Stdin: spec.Stdin, Stdout: stdout, Stderr: stderr,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 		WaitDelay:   outputGrace,
 	}
 	if err := cmd.Start(); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return Result{}, &ExecError{Code: execCode(pe.Err), Msg: fmt.Sprintf("%s: %v", path, pe.Err)}
+		}
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if spec.started != nil {
@@ -421,22 +455,11 @@ func runUnconfined(ctx context.Context, spec Spec, argv []string, dir string, st
 	return res, nil
 }
 
-// lookPath finds a program in the PATH of env.
-func lookPath(name string, env []string) (string, error) {
-	path := ""
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
-			path = v
-		}
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if dir == "" {
-			dir = "."
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", fmt.Errorf("sandbox: %s: not found in PATH", name)
+// CloseInherited marks every descriptor of this process above 2 close-on-exec, so that no
+// program it starts inherits one: descriptors Go opens are close-on-exec already, but those
+// this process was given by its parent (a shell's fd 9, a supervisor's fd 251) are not. warden
+// calls it when it starts; Run calls it before an unconfined command (a sandboxed command's
+// init process does the same for itself).
+func CloseInherited() {
+	unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 }

@@ -11,3 +11,6 @@ import (
 func run(ctx context.Context, spec Spec) (Result, error) {
 	return Result{}, fmt.Errorf("%w: %s has no Landlock", ErrUnavailable, runtime.GOOS)
 }
+
+// CloseInherited does nothing where the sandbox does not run.
+func CloseInherited() {}

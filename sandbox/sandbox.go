@@ -13,6 +13,18 @@ import (
 // (no Landlock, or too old a Landlock, no namespaces, not Linux). The command did not run.
 var ErrUnavailable = errors.New("sandbox: cannot be applied")
 
+// An ExecError is the error Run returns when the sandbox was applied but the program could
+// not be started in it: not found (Code 127) or found but not executable or not readable
+// there (126), the codes a shell gives. Msg names the program's path.
+type ExecError struct {
+	Code int
+	Msg  string
+}
+
+func (e *ExecError) Error() string {
+	return "sandbox: cannot run " + e.Msg + " (the sandbox shows the workspace, the system paths, the directories of PATH and the read-only paths; anything else is not there)"
+}
+
 // Defaults for the zero values of Spec's limits.
 const (
 	// DefaultTimeout is the time limit when Spec.Timeout is zero.
@@ -51,16 +63,22 @@ type Spec struct {
 	// Shell, when Command is empty, is run as sh -c Shell.
 	Shell string
 	// Env is the command's whole environment, as KEY=VALUE: protected bindings passed here
-	// reach that process only. PATH defaults to DefaultPath and TMPDIR to the sandbox's private
-	// temporary directory; the proxy variables are always set by the sandbox.
+	// reach that process only. PATH defaults to DefaultPath; TMPDIR (the sandbox's private
+	// /tmp) and the proxy variables are always set by the sandbox.
 	Env []string
 	// Hidden are paths the command may not read, write or list, added to DefaultHidden.
-	// A hidden path inside a readable or writable directory splits it: the directory's other
-	// entries keep their access, but the directory itself can no longer be listed, or have
-	// entries created in it.
+	// One inside something the command sees is covered with an empty entry of mode 000 on a
+	// read-only mount; one elsewhere is not there anyway.
 	Hidden []string
 	// ReadOnly are further paths the command may read and execute (a toolchain in /opt, say).
 	ReadOnly []string
+	// OnlyListedPaths keeps the directories of the command's PATH out of what it may read,
+	// unless SystemReadOnly or ReadOnly name them. By default each absolute PATH directory
+	// holding an executable is readable, and so is the installation a bin, sbin or shims
+	// directory belongs to (~/.pyenv for ~/.pyenv/shims), unless that is a home directory;
+	// credentials and shell histories under a home (~/.cargo/credentials.toml, ...) stay
+	// hidden.
+	OnlyListedPaths bool
 	// Proxy serves each connection the command opens to its proxy (the address in its
 	// HTTP_PROXY), from its own goroutine, and must close it. Nil means no way out: each
 	// connection is closed at once. A Listener's Handle method fits here.

@@ -26,6 +26,9 @@ import (
 
 func TestMain(m *testing.M) {
 	testnet.ServeIfHost(testnet.ServeHello)
+	if os.Getenv(helperEnv) == "tiocsti" {
+		os.Exit(tiocstiHelper())
+	}
 	os.Exit(m.Run())
 }
 
@@ -42,6 +45,17 @@ func sh(t *testing.T, spec sandbox.Spec, script string) (string, sandbox.Result)
 		t.Fatalf("Run(%q): %v", script, err)
 	}
 	return out.String(), res
+}
+
+// refused reports whether a shell's output says the file system refused it: a path that is
+// unreadable, read-only, or not there.
+func refused(out string) bool {
+	for _, s := range []string{"ermission denied", "Read-only file system", "No such file or directory", "Directory nonexistent"} {
+		if strings.Contains(out, s) {
+			return true
+		}
+	}
+	return false
 }
 
 type syncBuffer struct {
@@ -83,9 +97,10 @@ func TestFiles(t *testing.T) {
 		t.Errorf("reading a read-only path: status %d, output %q", res.ExitCode, out)
 	}
 
+	// Outside the workspace a path is not there (or read-only, or unreadable): whichever the
+	// shell says, the command is refused.
 	denied := map[string]string{
 		"write outside":          "echo x > " + filepath.Join(outside, "f"),
-		"write /tmp":             "echo x > /tmp/warden-sandbox-test-" + filepath.Base(ws),
 		"write /etc":             "echo x > /etc/warden-sandbox-test",
 		"write a read-only path": "echo x >> " + filepath.Join(ro, "public"),
 		"read outside":           "ls " + outside,
@@ -99,13 +114,22 @@ func TestFiles(t *testing.T) {
 	for name, script := range denied {
 		t.Run(name, func(t *testing.T) {
 			out, res := sh(t, spec, script)
-			if res.ExitCode == 0 || !strings.Contains(out, "ermission denied") {
-				t.Errorf("%s: status %d, output %q; want a permission error", script, res.ExitCode, out)
+			if res.ExitCode == 0 || !refused(out) {
+				t.Errorf("%s: status %d, output %q; want a refusal", script, res.ExitCode, out)
 			}
 		})
 	}
 	if _, err := os.Stat(filepath.Join(outside, "f")); err == nil {
 		t.Error("a file was written outside the workspace")
+	}
+	// /tmp is the sandbox's own: writing it leaves the host's alone.
+	host := "/tmp/warden-sandbox-test-" + filepath.Base(ws)
+	if out, res := sh(t, spec, "echo x > "+host+" && cat "+host); res.ExitCode != 0 || out != "x\n" {
+		t.Errorf("writing the sandbox's /tmp: status %d, %q", res.ExitCode, out)
+	}
+	if _, err := os.Stat(host); err == nil {
+		os.Remove(host)
+		t.Error("the command wrote the host's /tmp")
 	}
 }
 

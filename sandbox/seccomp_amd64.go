@@ -9,6 +9,7 @@ var arch = seccompArch{
 	x32Bit:  0x40000000,
 	clone:   unix.SYS_CLONE,
 	unshare: unix.SYS_UNSHARE,
+	ioctl:   unix.SYS_IOCTL,
 	refused: refusedCalls,
 	missing: missingCalls,
 }

@@ -25,11 +25,14 @@ func TestSeccompProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(archID, nr, arg0 uint32) uint32 {
+	call := func(archID, nr, arg0 uint32, arg1 ...uint32) uint32 {
 		in := make([]byte, 64)
 		binary.BigEndian.PutUint32(in[offNr:], nr)
 		binary.BigEndian.PutUint32(in[offArch:], archID)
 		binary.BigEndian.PutUint32(in[offArg0:], arg0)
+		if len(arg1) > 0 {
+			binary.BigEndian.PutUint32(in[offArg1:], arg1[0])
+		}
 		out, err := vm.Run(in)
 		if err != nil {
 			t.Fatal(err)
@@ -70,6 +73,22 @@ func TestSeccompProgram(t *testing.T) {
 	for _, tt := range tests {
 		if got := call(tt.arch, tt.nr, tt.arg0); got != tt.want {
 			t.Errorf("%s: %#x, want %#x", tt.name, got, tt.want)
+		}
+	}
+	ioctls := []struct {
+		name string
+		req  uint32
+		want uint32
+	}{
+		{"TIOCSTI", unix.TIOCSTI, eperm},
+		{"TIOCLINUX", unix.TIOCLINUX, eperm},
+		{"TCGETS", unix.TCGETS, allow},
+		{"TIOCGWINSZ", unix.TIOCGWINSZ, allow},
+		{"FIONREAD", unix.TIOCINQ, allow},
+	}
+	for _, tt := range ioctls {
+		if got := call(arch.audit, arch.ioctl, 0, tt.req); got != tt.want {
+			t.Errorf("ioctl %s: %#x, want %#x", tt.name, got, tt.want)
 		}
 	}
 	for _, nr := range arch.refused {

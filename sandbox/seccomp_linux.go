@@ -22,7 +22,12 @@ import (
 //     attack surface;
 //   - bpf, perf_event_open, userfaultfd and io_uring (ENOSYS, so runtimes fall back to their
 //     thread pools): interfaces with a long record of kernel exploits;
-//   - module loading, kexec, mount, swap, reboot, acct, quotactl, syslog and file handles,
+//   - the terminal ioctls TIOCSTI (push characters into a terminal's input, so a command run
+//     from a person's shell could type the next command of that shell) and TIOCLINUX (the
+//     console's selection and paste): the command has no controlling terminal either, but it
+//     may hold the caller's terminal as its standard input;
+//   - module loading, kexec, mount (and the new mount API: open_tree, move_mount, fsopen,
+//     mount_setattr and the rest), swap, reboot, acct, quotactl, syslog and file handles,
 //     which the dropped capabilities already refuse: a second wall.
 //
 // A system call of another architecture (32-bit calls on a 64-bit kernel) kills the process.
@@ -38,6 +43,7 @@ const (
 	offNr   = 0
 	offArch = 4
 	offArg0 = 16 // the low 32 bits of args[0] on a little-endian machine
+	offArg1 = 24 // the low 32 bits of args[1]
 )
 
 // seccompProgram returns the filter for this architecture, or nil where it has no table
@@ -68,6 +74,16 @@ func seccompProgram() ([]bpf.Instruction, error) {
 		bpf.LoadAbsolute{Off: offArg0, Size: 4},
 		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: nsFlags},
 		bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},
+		ret(eperm),
+		ret(allow),
+	)
+	p = append(p,
+		// ioctl: TIOCSTI and TIOCLINUX refused. The kernel takes the request as 32 bits, so
+		// the low word is the whole of it: high bits set by the caller cannot hide one.
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: arch.ioctl, SkipFalse: 5},
+		bpf.LoadAbsolute{Off: offArg1, Size: 4},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCSTI, SkipTrue: 1},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.TIOCLINUX, SkipFalse: 1},
 		ret(eperm),
 		ret(allow),
 	)
@@ -106,6 +122,7 @@ type seccompArch struct {
 	audit          uint32 // AUDIT_ARCH_*; 0: no filter here
 	x32Bit         uint32 // system call numbers at or above it are another ABI's (amd64's x32)
 	clone, unshare uint32
+	ioctl          uint32
 	refused        []uint32 // answered EPERM
 	missing        []uint32 // answered ENOSYS, so that callers fall back
 }
