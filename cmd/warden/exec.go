@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -32,25 +33,34 @@ func newExecCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "exec --workspace DIR [--allowlist ...] [--mode allowlist|open] -- CMD ARGS...",
 		Short: "Run one command in the sandbox",
-		Long: `Run CMD in Warden's sandbox: Landlock lets it write only DIR (and a private TMPDIR), read
-the system's programs and libraries, and not read hidden paths; it runs with no_new_privs in
-fresh network and PID namespaces whose only way out is an egress proxy started here for the
-allowlist (HTTP_PROXY and HTTPS_PROXY point at it). Everything it starts is killed when it
+		Long: `Run CMD in Warden's sandbox: it sees a file system of its own (DIR read-write, the system's
+programs and libraries, the directories of PATH and --read-only paths read-only, a private
+/tmp, /run and /dev; hidden paths unreadable; nothing else of this host, no socket of it),
+with no_new_privs and no capabilities, in fresh network and PID namespaces whose only way out
+is an egress proxy started here for the allowlist (HTTP_PROXY and HTTPS_PROXY point at it), in
+a session of its own with no controlling terminal. Everything it starts is killed when it
 ends. See docs/sandbox.md and docs/egress.md.
 
 The list is --allowlist if given, else SANDBOX_EGRESS_ALLOWLIST, else the default list; the mode
-is --mode if given, else SANDBOX_EGRESS. The command's environment is PATH, TERM, LANG and LC_ALL
-from here, plus each --setenv.
+is --mode if given, else SANDBOX_EGRESS. The command's environment is PATH, HOME, TERM, LANG and
+LC_ALL from here, plus each --setenv. A relative DIR is taken from the current directory.
 
-The exit status is the command's (128+N when signal N ended it, 124 at the time limit); if the
-sandbox cannot be applied the command does not run and the status is 125.`,
-		Args: cobra.MinimumNArgs(1),
+The exit status is the command's (128+N when signal N ended it, 124 at the time limit); 127
+when CMD is not found in the sandbox, 126 when it is found but cannot be run there; 125 when
+the sandbox cannot be applied (the command did not run); 2 for a command line that cannot
+run as written.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usagef("exec: no command: want warden exec --workspace DIR -- CMD ARGS...")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return o.run(cmd, args)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.workspace, "workspace", "", "the directory the command runs in and may write (required)")
+	f.StringVar(&o.workspace, "workspace", "", "the directory the command runs in and may write (required; relative to the current directory)")
 	f.StringVar(&o.allowlist, "allowlist", "", "the egress allowlist, entries separated by commas or spaces (default: SANDBOX_EGRESS_ALLOWLIST, else the default list)")
 	f.StringVar(&o.mode, "mode", "", "allowlist or open (default: SANDBOX_EGRESS, else allowlist)")
 	f.StringArrayVar(&o.hidden, "hidden", nil, "a path the command may not read (repeatable)")
@@ -60,24 +70,37 @@ sandbox cannot be applied the command does not run and the status is 125.`,
 	f.Int64Var(&o.maxOutput, "max-output", sandbox.DefaultMaxOutput, "bytes of output passed on, stdout and stderr together")
 	f.IntVar(&o.maxProcs, "max-procs", sandbox.DefaultMaxProcs, "processes and threads the command's tree may hold at once, where a cgroup can hold it (-1: no limit)")
 	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run the command unconfined (the operator's explicit choice; says so on stderr)")
-	_ = cmd.MarkFlagRequired("workspace")
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	return cmd
 }
 
 func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	lookup := os.LookupEnv
-	var err error
+	ws, err := absDir("--workspace", o.workspace)
+	if err != nil {
+		return err
+	}
+	for i, p := range o.readOnly {
+		if o.readOnly[i], err = absPath("--read-only", p); err != nil {
+			return err
+		}
+	}
+	for i, p := range o.hidden {
+		if o.hidden[i], err = absPath("--hidden", p); err != nil {
+			return err
+		}
+	}
 	var opts egress.Options
 	modeRaw, _ := lookup(egress.EnvMode)
 	if cmd.Flags().Changed("mode") {
 		if o.mode == "" {
-			return fmt.Errorf("--mode %q: want allowlist or open", o.mode)
+			return usagef("--mode %q: want allowlist or open", o.mode)
 		}
 		modeRaw = o.mode
 	}
 	if opts.Mode, err = egress.ParseMode(modeRaw); err != nil {
 		if cmd.Flags().Changed("mode") {
-			return fmt.Errorf("--mode %q: want allowlist or open", o.mode)
+			return usagef("--mode %q: want allowlist or open", o.mode)
 		}
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec:", err)
 	}
@@ -90,12 +113,15 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	}
 	if list != "" {
 		if opts.Allowlist, err = egress.ParseAllowlist(list); err != nil {
-			return listErrors(cmd, source, err)
+			if err := listErrors(cmd, source, err); !errors.As(err, new(*exitError)) {
+				return &usageError{err}
+			}
+			return &exitError{code: 2}
 		}
 	}
 	for _, kv := range o.vars {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
-			return fmt.Errorf("--setenv %q: want KEY=VALUE", kv)
+			return usagef("--setenv %q: want KEY=VALUE", kv)
 		}
 	}
 	proxy, err := egress.NewProxy(egress.New(opts), egress.ProxyOptions{})
@@ -109,7 +135,7 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	defer proxy.Close()
 
 	var env []string
-	for _, k := range []string{"PATH", "TERM", "LANG", "LC_ALL"} {
+	for _, k := range []string{"PATH", "HOME", "TERM", "LANG", "LC_ALL"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
@@ -119,15 +145,17 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the sandbox is OFF (--no-sandbox): the command runs unconfined, with the network of this host")
 	}
 	res, err := sandbox.Run(ctx, sandbox.Spec{
-		Workspace: o.workspace, Command: args, Env: env, Hidden: o.hidden, ReadOnly: o.readOnly,
+		Workspace: ws, Command: args, Env: env, Hidden: o.hidden, ReadOnly: o.readOnly,
 		Proxy: ln.Handle, Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 		Timeout: o.timeout, MaxOutput: o.maxOutput, MaxProcs: o.maxProcs, Unconfined: o.noSandbox,
 	})
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec:", err)
-		if errors.Is(err, sandbox.ErrUnavailable) {
-			fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the command did not run")
+		var ee *sandbox.ExecError
+		if errors.As(err, &ee) {
+			return &exitError{code: ee.Code}
 		}
+		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the command did not run")
 		return &exitError{code: 125}
 	}
 	if res.ProcessLimitHit {
@@ -146,4 +174,36 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 		return &exitError{code: res.ExitCode}
 	}
 	return nil
+}
+
+// absDir returns dir as an absolute path (relative ones from the current directory), which
+// must be an existing directory: a usage error otherwise.
+func absDir(flag, dir string) (string, error) {
+	if dir == "" {
+		return "", usagef("%s is required: the directory the command runs in and may write", flag)
+	}
+	abs, err := absPath(flag, dir)
+	if err != nil {
+		return "", err
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", usagef("%s %s: %v", flag, dir, errors.Unwrap(err))
+	}
+	if !fi.IsDir() {
+		return "", usagef("%s %s: not a directory", flag, dir)
+	}
+	return abs, nil
+}
+
+// absPath returns p as an absolute path, relative ones taken from the current directory.
+func absPath(flag, p string) (string, error) {
+	if p == "" {
+		return "", usagef("%s: empty path", flag)
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", usagef("%s %s: %v", flag, p, err)
+	}
+	return abs, nil
 }

@@ -14,7 +14,7 @@ func TestExec(t *testing.T) {
 	ws := t.TempDir()
 	out, errOut, code := run(t, "exec", "--workspace", ws, "--setenv", "GREETING=hello", "--",
 		"sh", "-c", `echo "$GREETING" > f; cat f; echo x > /etc/warden-exec-test; exit 3`)
-	if code != 3 || out != "hello\n" || !strings.Contains(errOut, "ermission denied") {
+	if code != 3 || out != "hello\n" || !denied(errOut) {
 		t.Errorf("status %d, stdout %q, stderr %q", code, out, errOut)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "f")); string(b) != "hello\n" {
@@ -33,16 +33,53 @@ func TestExecProxyDenies(t *testing.T) {
 	}
 }
 
+// TestExecBadInput: a command line that cannot run as written exits 2, saying why.
 func TestExecBadInput(t *testing.T) {
 	for _, args := range [][]string{
 		{"exec", "--workspace", t.TempDir(), "--allowlist", "10.0.0.0/8", "--", "true"},
 		{"exec", "--workspace", t.TempDir(), "--mode", "closed", "--", "true"},
 		{"exec", "--workspace", t.TempDir(), "--setenv", "NOEQUALS", "--", "true"},
 		{"exec", "--", "true"},
+		{"exec", "--workspace", t.TempDir()},
+		{"exec", "--workspace", filepath.Join(t.TempDir(), "missing"), "--", "true"},
+		{"exec", "--no-such-flag", "--workspace", t.TempDir(), "--", "true"},
 	} {
-		if _, _, code := run(t, args...); code == 0 {
-			t.Errorf("%q: status 0", args)
+		if _, errOut, code := run(t, args...); code != 2 || errOut == "" {
+			t.Errorf("%q: status %d, stderr %q; want 2 and why", args, code, errOut)
 		}
+	}
+}
+
+// TestExecCodes: 127 for a program that is not in the sandbox, 126 for one that cannot be run
+// there, each naming it; a relative workspace is taken from the current directory.
+func TestExecCodes(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, "script"), "#!/bin/sh\necho ran\n")
+	outside := filepath.Join(t.TempDir(), "prog")
+	writeFile(t, outside, "#!/bin/sh\necho ran\n")
+	if err := os.Chmod(outside, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args []string
+		code int
+		says string
+	}{
+		{[]string{"no-such-program-here"}, 127, "no-such-program-here"},
+		{[]string{outside}, 127, outside},
+		{[]string{filepath.Join(ws, "script")}, 126, "script"},
+		{[]string{"/etc/shadow"}, 126, "/etc/shadow"},
+	}
+	for _, tt := range tests {
+		_, errOut, code := run(t, append([]string{"exec", "--workspace", ws, "--"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(errOut, tt.says) {
+			t.Errorf("%q: status %d, stderr %q; want %d naming %s", tt.args, code, errOut, tt.code, tt.says)
+		}
+	}
+	t.Chdir(ws)
+	if out, errOut, code := run(t, "exec", "--workspace", ".", "--", "sh", "-c", "pwd"); code != 0 || out != ws+"\n" {
+		t.Errorf("a relative workspace: status %d, %q %q", code, out, errOut)
 	}
 }
 
@@ -55,4 +92,9 @@ func TestExecProcessLimit(t *testing.T) {
 	if !strings.Contains(errOut, "warden exec: a fork was refused at the process limit (16)") {
 		t.Errorf("stderr: %q", errOut)
 	}
+}
+
+// denied reports whether a command's error output says the file system refused it.
+func denied(s string) bool {
+	return strings.Contains(s, "ermission denied") || strings.Contains(s, "Read-only file system")
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -29,15 +28,9 @@ func run(t *testing.T, args ...string) (string, string, int) {
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
 	code := 0
-	var ex *exitError
-	switch {
-	case errors.As(err, &ex):
-		code = ex.code
-	case err != nil:
-		errOut.WriteString(err.Error())
-		code = 1
+	if err := cmd.Execute(); err != nil {
+		code = exitCode(err, &errOut)
 	}
 	return out.String(), errOut.String(), code
 }
