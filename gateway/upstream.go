@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/sandbox"
 	"github.com/wardenhq/warden/secret"
 )
 
@@ -182,6 +183,8 @@ func (u *upstream) dial(ctx context.Context) error {
 		if u.server.Sandbox {
 			u.logger.Warn("a connector with sandbox: true runs unsandboxed: the operator turned the sandbox off", "connector", u.server.ID)
 		}
+		// Descriptors Warden's process inherited without close-on-exec would pass into it.
+		sandbox.CloseInherited()
 		cmd := exec.Command(up.Command[0], up.Command[1:]...)
 		cmd.Env = u.env()
 		cmd.Stderr = &stderrLog{logger: u.logger, connector: u.server.ID}
