@@ -106,8 +106,16 @@ func (s *server) output() string {
 // listens and has printed its client configuration.
 func serve(t *testing.T, dir string, env []string, args ...string) *server {
 	t.Helper()
+	return serveUnder(t, dir, env, nil, args...)
+}
+
+// serveUnder is serve with warden started by a wrapper command (wrap, then warden's own
+// argv), as a supervisor would start it.
+func serveUnder(t *testing.T, dir string, env, wrap []string, args ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, warden, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	argv := append(append(slices.Clone(wrap), warden, "serve", "--addr", "127.0.0.1:0"), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	pr, pw := io.Pipe()
