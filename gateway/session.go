@@ -1113,7 +1113,7 @@ func (s *session) elicit(ss *mcp.ServerSession, c *approval.Card) {
 		return // dismissed: the card still waits for an answer elsewhere
 	}
 	gs := s.gs.Load()
-	if _, err := s.g.o.Broker.Answer(ctx, c.Tenant, c.ID, answer, gs.Principal+" (elicitation)", c.Digest); err != nil {
+	if _, err := s.g.o.Broker.Answer(ctx, c.Tenant, c.ID, answer, gs.Principal, approval.ChannelElicitation, c.Digest); err != nil {
 		s.g.logger.Debug("an elicited answer was not taken", "card", c.ID, "err", err)
 	}
 }

@@ -264,7 +264,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if approver == "" {
 		approver = "token:" + tok.ID
 	}
-	c, err := s.o.Broker.Answer(r.Context(), tenantOf(tok), r.PathValue("id"), a, approver, body.Digest)
+	c, err := s.o.Broker.Answer(r.Context(), tenantOf(tok), r.PathValue("id"), a, approver, approval.ChannelAPI, body.Digest)
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such approval"}, nil)
