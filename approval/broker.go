@@ -87,7 +87,7 @@ func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
 	}
 	b.notify(c)
 	if b.timeout <= 0 {
-		return b.expire(ctx, c, verdict.ApprovalTimeout)
+		return b.expire(ctx, c, verdict.ApprovalTimeout, ChannelDeadline)
 	}
 	// Watch before waiting, then look again: an answer that lands in between is not missed.
 	wctx, stop := context.WithCancel(ctx)
@@ -102,16 +102,16 @@ func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
 	case <-changed:
 		return b.settled(ctx, c.ID)
 	case <-timer:
-		return b.expire(ctx, c, verdict.ApprovalTimeout)
+		return b.expire(ctx, c, verdict.ApprovalTimeout, ChannelDeadline)
 	case <-ctx.Done():
 		// The caller went away: expire the card so nobody answers a call that will not run.
-		return b.expire(context.WithoutCancel(ctx), c, verdict.ApprovalCanceled)
+		return b.expire(context.WithoutCancel(ctx), c, verdict.ApprovalCanceled, ChannelCanceled)
 	}
 }
 
 // expire ends a pending card without an answer; if an answer won the race, it stands.
-func (b *Broker) expire(ctx context.Context, c *Card, code verdict.Code) (Outcome, error) {
-	done, err := b.store.Resolve(ctx, c.ID, Expired, "", "", b.clock.Now())
+func (b *Broker) expire(ctx context.Context, c *Card, code verdict.Code, ch Channel) (Outcome, error) {
+	done, err := b.store.Resolve(ctx, c.ID, Expired, "", "", ch, b.clock.Now())
 	switch {
 	case errors.Is(err, ErrNotPending):
 		return b.settled(ctx, c.ID)
@@ -142,13 +142,19 @@ func (b *Broker) settled(ctx context.Context, id string) (Outcome, error) {
 // ErrDigestMismatch is matched when an answer names a call other than the card's.
 var ErrDigestMismatch = errors.New("the answer is for another call than the card's")
 
-// Answer records a person's answer to a card of the tenant ("" for any tenant: an admin).
-// digest, when given, must be the card's: an answer is bound to the exact call it was shown.
-// allow_tenant also saves a standing approval for the tenant, tool and digest. A card that was
-// already answered or expired gives ErrNotPending; another tenant's, ErrNotFound.
-func (b *Broker) Answer(ctx context.Context, tenant, id string, a Answer, approver, digest string) (*Card, error) {
+// Answer records a person's answer to a card of the tenant ("" for any tenant: an admin),
+// given through channel (ChannelAPI, ChannelElicitation, or an embedder's own word; never
+// empty, and never one of the channels that end a card unanswered). digest, when given, must
+// be the card's: an answer is bound to the exact call it was shown. allow_tenant also saves a
+// standing approval for the tenant, tool and digest. A card that was already answered or
+// expired gives ErrNotPending; another tenant's, ErrNotFound.
+func (b *Broker) Answer(ctx context.Context, tenant, id string, a Answer, approver string, channel Channel, digest string) (*Card, error) {
 	if !a.Valid() {
 		return nil, fmt.Errorf("answer %q: want allow_once, allow_tenant or deny", a)
+	}
+	switch channel {
+	case "", ChannelDeadline, ChannelCanceled:
+		return nil, fmt.Errorf("answer through %q: an answer names the channel it came through", channel)
 	}
 	c, err := b.store.Card(ctx, tenant, id)
 	if err != nil {
@@ -162,7 +168,7 @@ func (b *Broker) Answer(ctx context.Context, tenant, id string, a Answer, approv
 		state = Denied
 	}
 	now := b.clock.Now()
-	done, err := b.store.Resolve(ctx, id, state, a, approver, now)
+	done, err := b.store.Resolve(ctx, id, state, a, approver, channel, now)
 	if err != nil {
 		return nil, err
 	}

@@ -52,10 +52,10 @@ func TestCanceledCallExpiresItsCard(t *testing.T) {
 	}
 	cancel()
 	out := <-done
-	if out.Decision != verdict.Deny || out.Code != verdict.ApprovalCanceled || out.Card.State != approval.Expired {
+	if out.Decision != verdict.Deny || out.Code != verdict.ApprovalCanceled || out.Card.State != approval.Expired || out.Card.Channel != approval.ChannelCanceled {
 		t.Fatalf("%+v", out)
 	}
-	if _, err := b.Answer(context.Background(), "acme", out.Card.ID, approval.AllowOnce, "late", ""); !errors.Is(err, approval.ErrNotPending) {
+	if _, err := b.Answer(context.Background(), "acme", out.Card.ID, approval.AllowOnce, "late", approval.ChannelAPI, ""); !errors.Is(err, approval.ErrNotPending) {
 		t.Errorf("answering an abandoned card: %v; want ErrNotPending", err)
 	}
 }
@@ -66,17 +66,34 @@ func TestAnswerValidation(t *testing.T) {
 	if err := db.CreateCard(context.Background(), card); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Answer(context.Background(), "acme", "c1", "maybe", "a", ""); err == nil {
+	if _, err := b.Answer(context.Background(), "acme", "c1", "maybe", "a", approval.ChannelAPI, ""); err == nil {
 		t.Error("an unknown answer was taken")
 	}
-	if _, err := b.Answer(context.Background(), "beta", "c1", approval.Deny, "a", ""); !errors.Is(err, approval.ErrNotFound) {
+	for _, ch := range []approval.Channel{"", approval.ChannelDeadline, approval.ChannelCanceled} {
+		if _, err := b.Answer(context.Background(), "acme", "c1", approval.AllowOnce, "a", ch, ""); err == nil {
+			t.Errorf("an answer through %q was taken", ch)
+		}
+	}
+	if _, err := b.Answer(context.Background(), "beta", "c1", approval.Deny, "a", approval.ChannelAPI, ""); !errors.Is(err, approval.ErrNotFound) {
 		t.Errorf("another tenant's card: %v; want ErrNotFound", err)
 	}
-	if _, err := b.Answer(context.Background(), "acme", "c1", approval.AllowOnce, "a", "other"); !errors.Is(err, approval.ErrDigestMismatch) {
+	if _, err := b.Answer(context.Background(), "acme", "c1", approval.AllowOnce, "a", approval.ChannelAPI, "other"); !errors.Is(err, approval.ErrDigestMismatch) {
 		t.Errorf("another call's digest: %v", err)
 	}
-	if _, err := b.Answer(context.Background(), "", "c1", approval.Deny, "admin", "d"); err != nil {
-		t.Errorf("an admin answering with the right digest: %v", err)
+	done, err := b.Answer(context.Background(), "", "c1", approval.Deny, "admin", approval.ChannelElicitation, "d")
+	if err != nil {
+		t.Fatalf("an admin answering with the right digest: %v", err)
+	}
+	if done.Channel != approval.ChannelElicitation || done.Approver != "admin" {
+		t.Errorf("answered card: channel %q approver %q; want elicitation, admin", done.Channel, done.Approver)
+	}
+}
+
+func TestTimeoutZeroExpiresAtOnce(t *testing.T) {
+	b, _, _ := newBroker(t, 0)
+	out, err := b.Decide(context.Background(), req)
+	if err != nil || out.Code != verdict.ApprovalTimeout || out.Card == nil || out.Card.State != approval.Expired || out.Card.Channel != approval.ChannelDeadline {
+		t.Fatalf("%+v %v; want a card expired by the deadline", out, err)
 	}
 }
 
@@ -95,11 +112,18 @@ func TestAnswerRacesTheDeadline(t *testing.T) {
 		}
 		cards, _ := db.Cards(context.Background(), approval.CardFilter{State: approval.Pending})
 		go c.Advance(time.Minute)
-		_, answerErr := b.Answer(context.Background(), "acme", cards[0].ID, approval.AllowOnce, "alice", "")
+		_, answerErr := b.Answer(context.Background(), "acme", cards[0].ID, approval.AllowOnce, "alice", approval.ChannelAPI, "")
 		out := <-done
 		stored, _ := db.Card(context.Background(), "", cards[0].ID)
 		if (out.Decision == verdict.Allow) != (stored.State == approval.Allowed) || (answerErr == nil) != (stored.State == approval.Allowed) {
 			t.Fatalf("round %d: outcome %+v, answer error %v, stored %s", i, out, answerErr, stored.State)
+		}
+		wantCh := approval.ChannelDeadline
+		if stored.State == approval.Allowed {
+			wantCh = approval.ChannelAPI
+		}
+		if stored.Channel != wantCh || out.Card.Channel != wantCh {
+			t.Fatalf("round %d: %s card stored with channel %q, the call saw %q; want %q", i, stored.State, stored.Channel, out.Card.Channel, wantCh)
 		}
 	}
 }

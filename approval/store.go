@@ -38,6 +38,27 @@ const (
 	Expired State = "expired"
 )
 
+// Channel says how a card left pending: through which way in a person answered it, or what
+// ended it unanswered.
+type Channel string
+
+// The channels Warden records. An embedder answering through a way of its own (Broker.Answer)
+// names it with a short word of its own.
+const (
+	// ChannelAPI: a person answered through the REST API (POST /api/v1/approvals/{id}).
+	ChannelAPI Channel = "api"
+	// ChannelElicitation: the session's own MCP client answered an elicitation request. Warden
+	// cannot tell whether a person or a program answered there: the role's
+	// approvalByElicitation says whether its sessions may be asked so.
+	ChannelElicitation Channel = "elicitation"
+	// ChannelDeadline: nobody answered before the card's deadline (APPROVAL_TIMEOUT_MS; with 0,
+	// at once), so it expired and the call was denied.
+	ChannelDeadline Channel = "deadline"
+	// ChannelCanceled: the call waiting on the card ended first (its client went away), so it
+	// expired unanswered.
+	ChannelCanceled Channel = "canceled"
+)
+
 // Card is one call waiting for a person.
 type Card struct {
 	ID        string
@@ -56,6 +77,9 @@ type Card struct {
 	State    State
 	Answer   Answer
 	Approver string
+	// Channel is how the card left pending; empty while it is pending, and on cards stored
+	// before Warden recorded it.
+	Channel  Channel
 	Created  time.Time
 	Deadline time.Time
 	Answered time.Time
@@ -98,9 +122,9 @@ type Store interface {
 	Card(ctx context.Context, tenant, id string) (*Card, error)
 	// Cards lists cards, newest first.
 	Cards(ctx context.Context, f CardFilter) ([]*Card, error)
-	// Resolve moves a pending card to a final state with its answer, approver and time, and
-	// wakes its watchers, in this instance and in every other one sharing the store.
-	Resolve(ctx context.Context, id string, state State, answer Answer, approver string, at time.Time) (*Card, error)
+	// Resolve moves a pending card to a final state with its answer, approver, channel and
+	// time, and wakes its watchers, in this instance and in every other one sharing the store.
+	Resolve(ctx context.Context, id string, state State, answer Answer, approver string, channel Channel, at time.Time) (*Card, error)
 	// Watch returns a channel that is closed when the card leaves pending (at once if it already
 	// has). The watch ends when ctx ends.
 	Watch(ctx context.Context, id string) (<-chan struct{}, error)

@@ -62,7 +62,11 @@ type Event struct {
 	Blockers []Blocker `json:"blockers,omitempty"`
 	Rules    []string  `json:"rules,omitempty"`
 	Approver string    `json:"approver,omitempty"`
-	Spend    *Spend    `json:"spend,omitempty"`
+	// Channel is how the card of an approval event left pending: through which way in a
+	// person answered it (api, elicitation) or what ended it unanswered (deadline, canceled).
+	// Empty for a standing approval, and on events recorded before Warden recorded it.
+	Channel string `json:"channel,omitempty"`
+	Spend   *Spend `json:"spend,omitempty"`
 	// Outcome is ok or error (outcomes).
 	Outcome        string `json:"outcome,omitempty"`
 	Error          string `json:"error,omitempty"`

@@ -144,6 +144,17 @@ roles:
 `,
 		},
 		{
+			name: "approvalByElicitation on person, off elsewhere, on for a role with a channel",
+			give: `
+version: 1
+roles:
+  - {id: person, approvalByElicitation: true}
+  - {id: inbound, approvalByElicitation: false}
+  - {id: desk, approvalChannel: true, approvalByElicitation: true}
+  - {id: bot, approvalByElicitation: false}
+`,
+		},
+		{
 			name: "a connector tool with a gate",
 			give: `
 version: 1
@@ -267,6 +278,33 @@ switches:
     rule: true-or-yes
 `,
 			want: "at '/switches/0/rule'",
+		},
+		{
+			name: "approvalByElicitation on a standard role with nobody to ask",
+			give: `
+version: 1
+roles:
+  - {id: inbound, approvalByElicitation: true}
+`,
+			want: "at '/roles/0'",
+		},
+		{
+			name: "approvalByElicitation on a new role without an approval channel",
+			give: `
+version: 1
+roles:
+  - {id: bot, approvalChannel: false, approvalByElicitation: true}
+`,
+			want: "at '/roles/0'",
+		},
+		{
+			name: "approvalByElicitation that is not a boolean",
+			give: `
+version: 1
+roles:
+  - {id: person, approvalByElicitation: "yes"}
+`,
+			want: "at '/roles/0/approvalByElicitation'",
 		},
 		{
 			name: "role id with an upper-case letter",

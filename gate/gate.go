@@ -189,6 +189,9 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 		}
 		approvalEvent := base
 		approvalEvent.Blockers = nil
+		if res.Card != nil {
+			approvalEvent.Channel = string(res.Card.Channel)
+		}
 		if res.Decision != verdict.Allow {
 			out.Verdict = deny(v, res.Code, "the call was not approved")
 			approvalEvent.Blockers = []audit.Blocker{{Code: string(res.Code)}}

@@ -149,16 +149,17 @@ func TestApprovals(t *testing.T) {
 	tests := []struct {
 		name    string
 		answer  approval.Answer
-		advance bool // let the card time out instead
+		channel approval.Channel // the answer's, or (advance) the one the card must record
+		advance bool             // let the card time out instead
 		ran     bool
 		code    verdict.Code
 		events  []string
 	}{
-		{name: "allow once", answer: approval.AllowOnce, ran: true,
+		{name: "allow once", answer: approval.AllowOnce, channel: approval.ChannelElicitation, ran: true,
 			events: []string{"decision:ask", "approval:allow", "decision:allow", "outcome:allow"}},
-		{name: "deny", answer: approval.Deny, code: verdict.ApprovalDenied,
+		{name: "deny", answer: approval.Deny, channel: approval.ChannelAPI, code: verdict.ApprovalDenied,
 			events: []string{"decision:ask", "approval:deny"}},
-		{name: "time out", advance: true, code: verdict.ApprovalTimeout,
+		{name: "time out", advance: true, channel: approval.ChannelDeadline, code: verdict.ApprovalTimeout,
 			events: []string{"decision:ask", "approval:deny"}},
 	}
 	for _, tt := range tests {
@@ -183,7 +184,7 @@ func TestApprovals(t *testing.T) {
 			}
 			if tt.advance {
 				r.clock.Advance(time.Minute)
-			} else if _, err := r.broker.Answer(context.Background(), "acme", card.ID, tt.answer, "alice", card.Digest); err != nil {
+			} else if _, err := r.broker.Answer(context.Background(), "acme", card.ID, tt.answer, "alice", tt.channel, card.Digest); err != nil {
 				t.Fatal(err)
 			}
 			<-done
@@ -199,7 +200,21 @@ func TestApprovals(t *testing.T) {
 			if got := r.events(out.CallID); !slices.Equal(got, tt.events) {
 				t.Errorf("events %v; want %v", got, tt.events)
 			}
-			if _, err := r.broker.Answer(context.Background(), "acme", card.ID, approval.AllowOnce, "bob", ""); !errors.Is(err, approval.ErrNotPending) {
+			// the approval event says how the card was answered or ended; no other event does
+			evs, err := r.db.Query(context.Background(), audit.Filter{CallID: out.CallID})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, e := range evs {
+				want := ""
+				if e.Kind == audit.KindApproval {
+					want = string(tt.channel)
+				}
+				if e.Channel != want {
+					t.Errorf("%s event: channel %q; want %q", e.Kind, e.Channel, want)
+				}
+			}
+			if _, err := r.broker.Answer(context.Background(), "acme", card.ID, approval.AllowOnce, "bob", approval.ChannelAPI, ""); !errors.Is(err, approval.ErrNotPending) {
 				t.Errorf("a second answer: %v; want ErrNotPending", err)
 			}
 		})
@@ -225,7 +240,7 @@ func TestStandingApproval(t *testing.T) {
 		done <- out
 	}()
 	card := r.waitCard()
-	if _, err := r.broker.Answer(context.Background(), "acme", card.ID, approval.AllowTenant, "alice", ""); err != nil {
+	if _, err := r.broker.Answer(context.Background(), "acme", card.ID, approval.AllowTenant, "alice", approval.ChannelAPI, ""); err != nil {
 		t.Fatal(err)
 	}
 	if out := <-done; !out.Ran {

@@ -346,7 +346,7 @@ func TestAskWaitsForAPersonWithProgress(t *testing.T) {
 		t.Fatal("the call did not wait for the card")
 	default:
 	}
-	if _, err := r.broker.Answer(context.Background(), "default", c.ID, approval.AllowOnce, "alice", c.Digest); err != nil {
+	if _, err := r.broker.Answer(context.Background(), "default", c.ID, approval.AllowOnce, "alice", approval.ChannelAPI, c.Digest); err != nil {
 		t.Fatal(err)
 	}
 	res := <-done
@@ -362,7 +362,7 @@ func TestAskWaitsForAPersonWithProgress(t *testing.T) {
 		done <- res
 	}()
 	c = <-r.cards
-	if _, err := r.broker.Answer(context.Background(), "default", c.ID, approval.Deny, "alice", c.Digest); err != nil {
+	if _, err := r.broker.Answer(context.Background(), "default", c.ID, approval.Deny, "alice", approval.ChannelAPI, c.Digest); err != nil {
 		t.Fatal(err)
 	}
 	res = <-done
@@ -386,7 +386,7 @@ func TestElicitationAnswersACard(t *testing.T) {
 	}
 	evs := r.audited(audit.Filter{Tenant: "default"})
 	if !slices.ContainsFunc(evs, func(e *audit.Event) bool {
-		return e.Kind == audit.KindApproval && e.Decision == "allow" && strings.Contains(e.Approver, "elicitation")
+		return e.Kind == audit.KindApproval && e.Decision == "allow" && e.Channel == string(approval.ChannelElicitation)
 	}) {
 		t.Errorf("no approval by elicitation in %v", codes(evs))
 	}

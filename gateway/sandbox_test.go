@@ -81,7 +81,7 @@ func TestSandboxEgressAndAllowHost(t *testing.T) {
 						t.Errorf("card %+v", c)
 					}
 				}
-				if _, err := r.broker.Answer(context.Background(), c.Tenant, c.ID, a, "alice", c.Digest); err != nil {
+				if _, err := r.broker.Answer(context.Background(), c.Tenant, c.ID, a, "alice", approval.ChannelAPI, c.Digest); err != nil {
 					t.Fatal(err)
 				}
 			case <-time.After(30 * time.Second):

@@ -1037,7 +1037,7 @@ func (s *session) unwait(w *waiter) {
 const progressEvery = 10 * time.Second
 
 // onCard hears of a card of this session: calls waiting on it tell their client, and a
-// person's session whose client can be asked (elicitation) is asked.
+// session whose role lets it answer its own cards is asked in its client (elicitation).
 func (s *session) onCard(c *approval.Card) {
 	s.mu.Lock()
 	var ws []*waiter
@@ -1082,17 +1082,21 @@ func (s *session) progress(w *waiter, c *approval.Card) {
 	}
 }
 
-// canElicit: a person's own session, whose client can answer elicitation requests.
+// canElicit: the session may answer its own cards by elicitation (its role's
+// approvalByElicitation, an approval channel, not a child), and its client declared it can be
+// asked. Whether a person or a program answers in the client cannot be seen from here: the
+// policy's field is where an operator says which clients show the question to a person.
 func (s *session) canElicit(ss *mcp.ServerSession) bool {
 	gs := s.gs.Load()
-	if ss == nil || gs.Review.Surface.Role().ID != "person" || !gs.Review.Surface.ApprovalChannel() {
+	if ss == nil || !gs.Review.Surface.ApprovalByElicitation() {
 		return false
 	}
 	p := ss.InitializeParams()
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
 }
 
-// elicit asks the person in the session to answer the card.
+// elicit asks the session's client to answer the card: accept with allow_once allows, any
+// other accept and a decline deny, a cancel leaves the card for another channel.
 func (s *session) elicit(ss *mcp.ServerSession, c *approval.Card) {
 	ctx, cancel := context.WithDeadline(context.Background(), c.Deadline)
 	defer cancel()
@@ -1113,7 +1117,7 @@ func (s *session) elicit(ss *mcp.ServerSession, c *approval.Card) {
 		return // dismissed: the card still waits for an answer elsewhere
 	}
 	gs := s.gs.Load()
-	if _, err := s.g.o.Broker.Answer(ctx, c.Tenant, c.ID, answer, gs.Principal+" (elicitation)", c.Digest); err != nil {
+	if _, err := s.g.o.Broker.Answer(ctx, c.Tenant, c.ID, answer, gs.Principal, approval.ChannelElicitation, c.Digest); err != nil {
 		s.g.logger.Debug("an elicited answer was not taken", "card", c.ID, "err", err)
 	}
 }

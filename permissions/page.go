@@ -247,6 +247,9 @@ func (pg *page) role(r *policy.Role) {
 		pg.f("- Exists only when %s\n", code(r.When.String()))
 	}
 	pg.f("- Approval channel: %s\n", yesNo(r.ApprovalChannel))
+	if r.ApprovalChannel {
+		pg.f("- Answers its own cards in its MCP client (elicitation): %s\n", yesNo(r.ApprovalByElicitation))
+	}
 	pg.f("- Credentials: %s\n", credentialsText(r))
 	pg.f("- Ceiling: %s\n", selectorsText(r.CeilingSelectors))
 	pg.f("- Profile: %s", r.Profile)

@@ -121,3 +121,27 @@ func TestScoutPageStatements(t *testing.T) {
 		}
 	}
 }
+
+// TestElicitationOnThePage: a role with an approval channel says whether its sessions answer
+// their own cards by elicitation; a role with nobody to ask does not mention it.
+func TestElicitationOnThePage(t *testing.T) {
+	_, page := render(t, "p.yaml", []byte(`
+version: 1
+builtins:
+  - name: files_read
+roles:
+  - {id: person, approvalByElicitation: false}
+  - {id: desk, approvalChannel: true, approvalByElicitation: true, ceiling: ['*']}
+`))
+	const line = "- Answers its own cards in its MCP client (elicitation): "
+	for role, want := range map[string]string{"person": line + "no\n", "desk": line + "yes\n", "inbound": ""} {
+		section := roleSection(t, page, role)
+		if want == "" {
+			if strings.Contains(section, line) {
+				t.Errorf("role %s has no approval channel, but its section says %q", role, line)
+			}
+		} else if !strings.Contains(section, want) {
+			t.Errorf("role %s: the section does not say %q", role, want)
+		}
+	}
+}

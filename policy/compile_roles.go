@@ -47,8 +47,8 @@ func (c *compiler) addRole(r *Role) {
 func (c *compiler) standardRole(std standardRole, rc *RoleConfig) *Role {
 	r := &Role{
 		ID: std.id, Description: std.description, Standard: true,
-		ApprovalChannel: std.approvalChannel, Credentials: std.credentials,
-		Profile: std.profile, Grants: std.grants,
+		ApprovalChannel: std.approvalChannel, ApprovalByElicitation: std.approvalByElicitation,
+		Credentials: std.credentials, Profile: std.profile, Grants: std.grants,
 		Invariants: Invariants{NoTools: std.noTools, NoGrant: std.noGrant, NoDelegation: std.noDelegation},
 	}
 	what := "the ceiling of role " + std.id
@@ -84,6 +84,7 @@ func (c *compiler) standardRole(std standardRole, rc *RoleConfig) *Role {
 		c.errorf(rc.At("profile"), "role %s is standard: its profile mode is fixed at %s", std.id, std.profile)
 	}
 	r.When = compileCond(c.problems, rc.When, c.scope)
+	c.applyElicitation(r, rc)
 	c.applyCredentials(r, rc)
 	if rc.Ceiling != nil {
 		r.CeilingSelectors, r.Ceiling = c.compileSelectors(rc.Ceiling, selectorUse{what: what})
@@ -128,6 +129,7 @@ func (c *compiler) newRole(rc *RoleConfig) *Role {
 		c.errorf(rc.At("grants"), "role %s takes grants but runs no profile: a grant belongs to a profile", rc.ID)
 	}
 	r.When = compileCond(c.problems, rc.When, c.scope)
+	c.applyElicitation(r, rc)
 	c.applyCredentials(r, rc)
 	what := "the ceiling of role " + rc.ID
 	r.CeilingSelectors, r.Ceiling = c.compileSelectors(rc.Ceiling, selectorUse{what: what})
@@ -140,6 +142,19 @@ func (c *compiler) newRole(rc *RoleConfig) *Role {
 	r.Limits = c.roleLimits(rc, r.Invariants)
 	c.checkCeilingInvariants(r, rc)
 	return r
+}
+
+// applyElicitation sets whether the role's sessions may answer their own cards by elicitation.
+// A role nobody may ask has no cards to answer: on there would make the session its own
+// approver where the role says nobody approves.
+func (c *compiler) applyElicitation(r *Role, rc *RoleConfig) {
+	if rc.ApprovalByElicitation == nil {
+		return
+	}
+	r.ApprovalByElicitation = *rc.ApprovalByElicitation
+	if r.ApprovalByElicitation && !r.ApprovalChannel {
+		c.errorf(rc.At("approvalByElicitation"), "role %s has no approval channel, so approvalByElicitation cannot be on: its sessions may not answer their own cards", r.ID)
+	}
 }
 
 func (c *compiler) applyCredentials(r *Role, rc *RoleConfig) {

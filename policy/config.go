@@ -281,8 +281,8 @@ type CostConfig struct {
 }
 
 // RoleConfig configures a standard role or declares a new one. For a standard role only
-// description, when, credentials, ceiling, defaultProfile and limits may be set, and invariants
-// may only be added to.
+// description, when, approvalByElicitation, credentials, ceiling, defaultProfile and limits may
+// be set, and invariants may only be added to.
 type RoleConfig struct {
 	Node `yaml:"-"`
 
@@ -293,6 +293,10 @@ type RoleConfig struct {
 	When Expr `yaml:"when"`
 	// ApprovalChannel says whether a person can answer this role's approval cards.
 	ApprovalChannel *bool `yaml:"approvalChannel"`
+	// ApprovalByElicitation says whether a session of the role may answer its own cards in its
+	// own MCP client, by elicitation. Unset, it is on for the standard role person and off for
+	// every other role. It may be on only for a role with an approval channel.
+	ApprovalByElicitation *bool `yaml:"approvalByElicitation"`
 	// Credentials is the set of connector credentials the session is handed: "all", "none",
 	// "grant" (the connectors its profile's grant names) or a list of connector ids.
 	Credentials Credentials `yaml:"credentials"`

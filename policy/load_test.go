@@ -1031,6 +1031,21 @@ connectors:
 		want: []string{`2:36: role inbound is standard: approvalChannel is fixed at false for it`},
 	},
 	{
+		name: "standard role without an approval channel answering by elicitation",
+		give: "roles:\n  - {id: inbound, approvalByElicitation: true}\n",
+		want: []string{`2:42: role inbound has no approval channel, so approvalByElicitation cannot be on: its sessions may not answer their own cards`},
+	},
+	{
+		name: "new role without an approval channel answering by elicitation",
+		give: "roles:\n  - {id: bot, approvalByElicitation: true}\n",
+		want: []string{`2:38: role bot has no approval channel, so approvalByElicitation cannot be on`},
+	},
+	{
+		name: "approvalByElicitation that is not a boolean",
+		give: "roles:\n  - {id: person, approvalByElicitation: sometimes}\n",
+		want: []string{`2:41: "approvalByElicitation" must be true or false, not "sometimes"`},
+	},
+	{
 		name: "role limits that delegate against noDelegation",
 		give: "roles:\n  - {id: goal_reviewer, limits: {maxDelegationDepth: 1}}\n",
 		want: []string{`2:54: role goal_reviewer may not delegate, but its limits allow maxDelegationDepth 1`},

@@ -510,7 +510,11 @@ type Role struct {
 	// When is the condition under which the role exists (nil: always).
 	When            *Cond
 	ApprovalChannel bool
-	Credentials     CredentialMode
+	// ApprovalByElicitation: a session of the role whose client declared the elicitation
+	// capability is asked there to answer its own cards. Only a role with an approval channel
+	// has it on. Warden cannot tell whether a person or a program answers in the client.
+	ApprovalByElicitation bool
+	Credentials           CredentialMode
 	// CredentialList holds the connectors of a CredentialsList role.
 	CredentialList []*Server
 	// CeilingSelectors is the ceiling as written; Ceiling is what it selects.

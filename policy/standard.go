@@ -1,9 +1,10 @@
 package policy
 
 // The standard roles (S3). Their ids are a fixed interface. A policy may set a standard role's
-// description, when, credentials, ceiling, defaultProfile and limits, and add invariants; its
-// approval channel, profile mode, grants and the invariants below are fixed, so no policy file
-// can, say, give the inbound role an approval channel or a goal reviewer a tool.
+// description, when, approvalByElicitation, credentials, ceiling, defaultProfile and limits,
+// and add invariants; its approval channel, profile mode, grants and the invariants below are
+// fixed, so no policy file can, say, give the inbound role an approval channel or a goal
+// reviewer a tool.
 
 // The standard role ids.
 const (
@@ -27,6 +28,10 @@ type standardRole struct {
 	noGrant         bool
 	noDelegation    bool
 	forbid          []string
+
+	// approvalByElicitation is the default of the role's approvalByElicitation: only person's
+	// own chat shows a question to the person in it (Scout's chat does).
+	approvalByElicitation bool
 }
 
 // Effects other than read, for invariants that allow only reading.
@@ -41,6 +46,8 @@ var standardRoles = []standardRole{
 		approvalChannel: true,
 		credentials:     CredentialsAll,
 		ceiling:         []string{"*"},
+
+		approvalByElicitation: true,
 	},
 	{
 		id:          RoleInbound,

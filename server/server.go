@@ -179,12 +179,15 @@ type cardJSON struct {
 	Deadline       time.Time       `json:"deadline"`
 	Answered       *time.Time      `json:"answered,omitempty"`
 	Offers         []string        `json:"offers,omitempty"`
+
+	// Channel is how the card left pending: api, elicitation, deadline or canceled.
+	Channel approval.Channel `json:"channel,omitempty"`
 }
 
 func toCardJSON(c *approval.Card) cardJSON {
 	j := cardJSON{ID: c.ID, Tenant: c.Tenant, Session: c.Session, Principal: c.Principal, Tool: c.Tool,
 		Digest: c.Digest, PolicyRevision: c.PolicyRevision, Args: c.Args, Reason: c.Reason, State: c.State,
-		Answer: c.Answer, Approver: c.Approver, Created: c.Created, Deadline: c.Deadline}
+		Answer: c.Answer, Approver: c.Approver, Channel: c.Channel, Created: c.Created, Deadline: c.Deadline}
 	if !c.Answered.IsZero() {
 		a := c.Answered
 		j.Answered = &a
@@ -264,7 +267,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	if approver == "" {
 		approver = "token:" + tok.ID
 	}
-	c, err := s.o.Broker.Answer(r.Context(), tenantOf(tok), r.PathValue("id"), a, approver, body.Digest)
+	c, err := s.o.Broker.Answer(r.Context(), tenantOf(tok), r.PathValue("id"), a, approver, approval.ChannelAPI, body.Digest)
 	switch {
 	case errors.Is(err, approval.ErrNotFound):
 		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such approval"}, nil)

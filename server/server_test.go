@@ -137,6 +137,9 @@ func TestApprovalsAPI(t *testing.T) {
 	if offers := list[0].(map[string]any)["offers"]; len(offers.([]any)) != 3 {
 		t.Errorf("a pending card offers the three answers: %v", offers)
 	}
+	if ch, ok := list[0].(map[string]any)["channel"]; ok {
+		t.Errorf("a pending card has channel %v; want none", ch)
+	}
 	if code, body, _ := f.do("GET", "/api/v1/approvals", "admin", ""); code != http.StatusOK || len(body["approvals"].([]any)) != 2 {
 		t.Errorf("the admin sees every tenant's cards: %d %v", code, body)
 	}
@@ -156,8 +159,11 @@ func TestApprovalsAPI(t *testing.T) {
 		t.Errorf("an answer for another call: %d; want 409", code)
 	}
 	code, body, raw = f.do("POST", "/api/v1/approvals/c1", "acme-approver", `{"answer":"allow_tenant","digest":"d-c1"}`)
-	if code != http.StatusOK || body["state"] != "allowed" || body["approver"] != "acme-approver" {
+	if code != http.StatusOK || body["state"] != "allowed" || body["approver"] != "acme-approver" || body["channel"] != "api" {
 		t.Fatalf("answer: %d %s", code, raw)
+	}
+	if code, body, raw := f.do("GET", "/api/v1/approvals/c1", "acme-approver", ""); code != http.StatusOK || body["channel"] != "api" {
+		t.Errorf("the answered card: %d %s; want channel api", code, raw)
 	}
 	if code, _, _ := f.do("POST", "/api/v1/approvals/c1", "acme-approver", `{"answer":"deny"}`); code != http.StatusConflict {
 		t.Errorf("a replayed answer: %d; want 409", code)

@@ -86,6 +86,8 @@ type surfaceJSONOut struct {
 	Absent []struct {
 		Tool, Filter, Reason string
 	} `json:"absent"`
+	ApprovalChannel       *bool `json:"approvalChannel"`
+	ApprovalByElicitation *bool `json:"approvalByElicitation"`
 }
 
 func surfaceJSONFor(t *testing.T, args ...string) surfaceJSONOut {
@@ -107,6 +109,28 @@ func surfaceJSONFor(t *testing.T, args ...string) surfaceJSONOut {
 		}
 	}
 	return s
+}
+
+// TestSurfaceSaysWhoAnswersCards: the JSON says whether the session has an approval channel
+// and whether its own client is asked by elicitation.
+func TestSurfaceSaysWhoAnswersCards(t *testing.T) {
+	tests := []struct {
+		args                   []string
+		channel, byElicitation bool
+	}{
+		{[]string{"--tenant", "acme", "--role", "person"}, true, true},
+		{[]string{"--tenant", "acme", "--role", "coworker", "--profile", "generalist"}, false, false},
+	}
+	for _, tt := range tests {
+		s := surfaceJSONFor(t, tt.args...)
+		if s.ApprovalChannel == nil || s.ApprovalByElicitation == nil {
+			t.Fatalf("surface %v: approvalChannel or approvalByElicitation missing", tt.args)
+		}
+		if *s.ApprovalChannel != tt.channel || *s.ApprovalByElicitation != tt.byElicitation {
+			t.Errorf("surface %v: approvalChannel %v, approvalByElicitation %v; want %v, %v", tt.args,
+				*s.ApprovalChannel, *s.ApprovalByElicitation, tt.channel, tt.byElicitation)
+		}
+	}
 }
 
 func TestSurfaceFromTheIssue(t *testing.T) {

@@ -139,6 +139,11 @@ type surfaceOut struct {
 	Credentials []credentialJSON  `json:"credentials"`
 	Limits      *policy.Limits    `json:"limits,omitempty"`
 	Switches    []string          `json:"switchReports,omitempty"`
+
+	// ApprovalChannel: a person can answer the session's cards. ApprovalByElicitation: the
+	// session's own MCP client is asked to answer them too, where it supports elicitation.
+	ApprovalChannel       bool `json:"approvalChannel"`
+	ApprovalByElicitation bool `json:"approvalByElicitation"`
 }
 
 type explanationJSON struct {
@@ -173,7 +178,8 @@ func surfaceJSON(s *surface.Surface, env *policy.Env) surfaceOut {
 		Role: s.Role().ID, Tools: s.Tools(), Absent: []explanationJSON{},
 		Tenant: s.Tenant().ID, Harness: s.Harness().ID, Owner: s.Owner(),
 		Revision: s.Policy().Revision, Gates: []gateJSON{}, Credentials: []credentialJSON{},
-		Switches: env.Reports(),
+		Switches:        env.Reports(),
+		ApprovalChannel: s.ApprovalChannel(), ApprovalByElicitation: s.ApprovalByElicitation(),
 	}
 	if pr := s.Profile(); pr != nil {
 		out.Profile = pr.ID

@@ -13,26 +13,27 @@ import (
 )
 
 const cardColumns = `id, tenant, session, principal, tool, digest, policy_revision, args, reason,
-	state, answer, approver, created, created_ns, deadline, deadline_ns, answered, answered_ns`
+	state, answer, approver, created, created_ns, deadline, deadline_ns, answered, answered_ns, channel`
 
 func scanCard(row pgx.Row) (*approval.Card, error) {
 	var (
 		c                 approval.Card
 		args              []byte
 		state, answer     string
+		channel           string
 		created, deadline time.Time
 		answered          *time.Time
 		cns, dns, ans     int16
 	)
 	err := row.Scan(&c.ID, &c.Tenant, &c.Session, &c.Principal, &c.Tool, &c.Digest, &c.PolicyRevision,
-		&args, &c.Reason, &state, &answer, &c.Approver, &created, &cns, &deadline, &dns, &answered, &ans)
+		&args, &c.Reason, &state, &answer, &c.Approver, &created, &cns, &deadline, &dns, &answered, &ans, &channel)
 	if err != nil {
 		return nil, err
 	}
 	if args != nil {
 		c.Args = args
 	}
-	c.State, c.Answer = approval.State(state), approval.Answer(answer)
+	c.State, c.Answer, c.Channel = approval.State(state), approval.Answer(answer), approval.Channel(channel)
 	c.Created, c.Deadline, c.Answered = fromTS(&created, cns), fromTS(&deadline, dns), fromTS(answered, ans)
 	return &c, nil
 }
@@ -54,9 +55,9 @@ func (db *DB) CreateCard(ctx context.Context, c *approval.Card) error {
 	deadline, dns := ts(c.Deadline)
 	answered, ans := tsNull(c.Answered)
 	_, err := db.pool.Exec(ctx, `INSERT INTO cards (`+cardColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $13, $14, $15, $16, $17)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
 		c.ID, c.Tenant, c.Session, c.Principal, c.Tool, c.Digest, c.PolicyRevision, args, c.Reason,
-		string(c.Answer), c.Approver, created, cns, deadline, dns, answered, ans)
+		string(c.Answer), c.Approver, created, cns, deadline, dns, answered, ans, string(c.Channel))
 	if err != nil {
 		return db.wrap("create card", err)
 	}
@@ -110,7 +111,7 @@ func (db *DB) Cards(ctx context.Context, f approval.CardFilter) ([]*approval.Car
 // ErrNotPending. The same transaction notifies the card's channel, and PostgreSQL delivers a
 // notification only when the transaction commits, so no watcher wakes to an answer that was
 // rolled back.
-func (db *DB) Resolve(ctx context.Context, id string, state approval.State, answer approval.Answer, approver string, at time.Time) (*approval.Card, error) {
+func (db *DB) Resolve(ctx context.Context, id string, state approval.State, answer approval.Answer, approver string, channel approval.Channel, at time.Time) (*approval.Card, error) {
 	if state != approval.Allowed && state != approval.Denied && state != approval.Expired {
 		return nil, fmt.Errorf("postgres: resolve card %q: %q is not a final state", id, state)
 	}
@@ -122,9 +123,9 @@ func (db *DB) Resolve(ctx context.Context, id string, state approval.State, answ
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		var err error
 		card, err = scanCard(tx.QueryRow(ctx, `UPDATE cards
-			SET state = $2, answer = $3, approver = $4, answered = $5, answered_ns = $6
+			SET state = $2, answer = $3, approver = $4, answered = $5, answered_ns = $6, channel = $7
 			WHERE id = $1 AND state = 'pending'
-			RETURNING `+cardColumns, id, string(state), string(answer), approver, when, ns))
+			RETURNING `+cardColumns, id, string(state), string(answer), approver, when, ns, string(channel)))
 		if errors.Is(err, pgx.ErrNoRows) {
 			var exists bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM cards WHERE id = $1)`, id).Scan(&exists); err != nil {

@@ -222,7 +222,7 @@ func TestTimesExact(t *testing.T) {
 	if err := db.CreateCard(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	got, err := db.Resolve(ctx, "c", approval.Denied, approval.Deny, "alice", t0.Add(999*time.Nanosecond))
+	got, err := db.Resolve(ctx, "c", approval.Denied, approval.Deny, "alice", approval.ChannelAPI, t0.Add(999*time.Nanosecond))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +424,7 @@ func TestConnectionKilledMidCall(t *testing.T) {
 		name: "Resolve",
 		lock: `SELECT 1 FROM cards WHERE id = 'c' FOR UPDATE`,
 		call: func(ctx context.Context, db *DB) error {
-			_, err := db.Resolve(ctx, "c", approval.Allowed, approval.AllowOnce, "alice", t0)
+			_, err := db.Resolve(ctx, "c", approval.Allowed, approval.AllowOnce, "alice", approval.ChannelAPI, t0)
 			return err
 		},
 		check: func(t *testing.T, db *DB) {
@@ -534,7 +534,7 @@ func TestWatchSurvivesListenerKill(t *testing.T) {
 	}
 	terminate(t, a.hub.pid.Load())
 	// answered at once: most likely while the listener is away
-	if _, err := b.Resolve(ctx, "c1", approval.Allowed, approval.AllowOnce, "alice", t0); err != nil {
+	if _, err := b.Resolve(ctx, "c1", approval.Allowed, approval.AllowOnce, "alice", approval.ChannelAPI, t0); err != nil {
 		t.Fatal(err)
 	}
 	if !closedWithin(ch1, 10*time.Second) {
@@ -552,7 +552,7 @@ func TestWatchSurvivesListenerKill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.Resolve(ctx, "c2", approval.Denied, approval.Deny, "bob", t0); err != nil {
+	if _, err := b.Resolve(ctx, "c2", approval.Denied, approval.Deny, "bob", approval.ChannelAPI, t0); err != nil {
 		t.Fatal(err)
 	}
 	if !closedWithin(ch2, 10*time.Second) {
@@ -574,7 +574,7 @@ func TestListenerHealthCheck(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // several health checks
-	if _, err := b.Resolve(ctx, "c", approval.Allowed, approval.AllowOnce, "alice", t0); err != nil {
+	if _, err := b.Resolve(ctx, "c", approval.Allowed, approval.AllowOnce, "alice", approval.ChannelAPI, t0); err != nil {
 		t.Fatal(err)
 	}
 	if !closedWithin(ch, 10*time.Second) {

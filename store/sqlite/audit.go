@@ -12,7 +12,7 @@ import (
 )
 
 const eventColumns = `id, time, kind, call_id, tenant, session, principal, role, profile, run, tool, digest,
-	decision, blockers, rules, approver, spend, outcome, error, policy_revision`
+	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel`
 
 // jsonColumn is v as JSON text, or NULL when empty.
 func jsonColumn(v any, empty bool) (any, error) {
@@ -48,7 +48,7 @@ func (db *DB) Append(ctx context.Context, e *audit.Event) error {
 	err = db.write(ctx, func(*sql.Conn) error {
 		res, err := db.ws.appendEvent.ExecContext(ctx, formatTime(e.Time), e.Kind, e.CallID, e.Tenant, e.Session,
 			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver,
-			spend, e.Outcome, e.Error, e.PolicyRevision)
+			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel)
 		if err != nil {
 			return err
 		}
@@ -89,7 +89,7 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 		for i, e := range events {
 			res, err := db.ws.appendEvent.ExecContext(ctx, rows[i].time, e.Kind, e.CallID, e.Tenant, e.Session,
 				e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, rows[i].blockers, rows[i].rules,
-				e.Approver, rows[i].spend, e.Outcome, e.Error, e.PolicyRevision)
+				e.Approver, rows[i].spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel)
 			if err != nil {
 				return err
 			}
@@ -170,7 +170,7 @@ func scanEvent(row scanner) (*audit.Event, error) {
 	)
 	if err := row.Scan(&e.ID, &when, &e.Kind, &e.CallID, &e.Tenant, &e.Session, &e.Principal, &e.Role,
 		&e.Profile, &e.Run, &e.Tool, &e.Digest, &e.Decision, &blockers, &rules, &e.Approver, &spend,
-		&e.Outcome, &e.Error, &e.PolicyRevision); err != nil {
+		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel); err != nil {
 		return nil, err
 	}
 	var err error

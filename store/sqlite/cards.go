@@ -13,7 +13,7 @@ import (
 )
 
 const cardColumns = `id, tenant, session, principal, tool, digest, policy_revision, args, reason,
-	state, answer, approver, created, deadline, answered`
+	state, answer, approver, created, deadline, answered, channel`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -22,14 +22,14 @@ func scanCard(row scanner) (*approval.Card, error) {
 		c                           approval.Card
 		args                        sql.NullString
 		created, deadline, answered sql.NullString
-		state, answer               string
+		state, answer, channel      string
 	)
 	err := row.Scan(&c.ID, &c.Tenant, &c.Session, &c.Principal, &c.Tool, &c.Digest, &c.PolicyRevision,
-		&args, &c.Reason, &state, &answer, &c.Approver, &created, &deadline, &answered)
+		&args, &c.Reason, &state, &answer, &c.Approver, &created, &deadline, &answered, &channel)
 	if err != nil {
 		return nil, err
 	}
-	c.State, c.Answer = approval.State(state), approval.Answer(answer)
+	c.State, c.Answer, c.Channel = approval.State(state), approval.Answer(answer), approval.Channel(channel)
 	if args.Valid {
 		c.Args = json.RawMessage(args.String)
 	}
@@ -60,7 +60,7 @@ func (db *DB) CreateCard(ctx context.Context, c *approval.Card) error {
 	err := db.write(ctx, func(*sql.Conn) error {
 		_, err := db.ws.createCard.ExecContext(ctx, c.ID, c.Tenant, c.Session, c.Principal, c.Tool, c.Digest,
 			c.PolicyRevision, args, c.Reason, string(c.Answer), c.Approver,
-			dbTime(c.Created), dbTime(c.Deadline), dbTime(c.Answered))
+			dbTime(c.Created), dbTime(c.Deadline), dbTime(c.Answered), string(c.Channel))
 		return err
 	})
 	if err != nil {
@@ -125,7 +125,7 @@ func (db *DB) Cards(ctx context.Context, f approval.CardFilter) ([]*approval.Car
 // Resolve moves a pending card to a final state and wakes its watchers. Of any number of
 // concurrent answers, in this process or others, exactly one succeeds; the rest get
 // approval.ErrNotPending.
-func (db *DB) Resolve(ctx context.Context, id string, state approval.State, answer approval.Answer, approver string, at time.Time) (*approval.Card, error) {
+func (db *DB) Resolve(ctx context.Context, id string, state approval.State, answer approval.Answer, approver string, channel approval.Channel, at time.Time) (*approval.Card, error) {
 	switch state {
 	case approval.Allowed, approval.Denied, approval.Expired:
 	default:
@@ -134,7 +134,7 @@ func (db *DB) Resolve(ctx context.Context, id string, state approval.State, answ
 	var c *approval.Card
 	err := db.tx(ctx, func(*sql.Conn) error {
 		var err error
-		c, err = scanCard(db.ws.resolveCard.QueryRowContext(ctx, string(state), string(answer), approver, dbTime(at), id))
+		c, err = scanCard(db.ws.resolveCard.QueryRowContext(ctx, string(state), string(answer), approver, string(channel), dbTime(at), id))
 		if !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}

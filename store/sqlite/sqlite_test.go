@@ -291,7 +291,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 			Digest: "d" + id, PolicyRevision: "rev", Args: json.RawMessage(`{"a":[1,2,{"b":"c"}]}`), Reason: "why",
 			Created: t0.Add(time.Duration(i) * time.Second), Deadline: t0.Add(time.Hour)}))
 	}
-	_, err := db.Resolve(ctx, "card-1", approval.Allowed, approval.AllowTenant, "alice", t0.Add(time.Minute))
+	_, err := db.Resolve(ctx, "card-1", approval.Allowed, approval.AllowTenant, "alice", approval.ChannelAPI, t0.Add(time.Minute))
 	must(err)
 	must(db.AddStanding(ctx, &approval.Standing{ID: "st-1", Tenant: "t1", Tool: "tool", Digest: "dcard-1", CardID: "card-1", Approver: "alice", Created: t0}))
 	must(db.AddStanding(ctx, &approval.Standing{ID: "st-2", Tenant: "t1", Tool: "tool", Digest: "dcard-2", CardID: "card-2", Approver: "bob", Created: t0.Add(time.Second)}))

@@ -35,9 +35,9 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.rollback, "ROLLBACK"},
 
 		{&s.createCard, `INSERT INTO cards (id, tenant, session, principal, tool, digest, policy_revision,
-			args, reason, state, answer, approver, created, deadline, answered)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`},
-		{&s.resolveCard, `UPDATE cards SET state = ?, answer = ?, approver = ?, answered = ?
+			args, reason, state, answer, approver, created, deadline, answered, channel)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`},
+		{&s.resolveCard, `UPDATE cards SET state = ?, answer = ?, approver = ?, channel = ?, answered = ?
 			WHERE id = ? AND state = 'pending' RETURNING ` + cardColumns},
 		{&s.cardState, `SELECT state FROM cards WHERE id = ?`},
 		{&s.addStanding, `INSERT INTO standings (id, tenant, tool, digest, card_id, approver, created, revoked)
@@ -98,8 +98,8 @@ func (s *writeStmts) list() []stmtSQL {
 			ON CONFLICT (tenant, month) DO UPDATE SET usd = usd + excluded.usd RETURNING usd`},
 
 		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
-			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 
 		{&s.createToken, `INSERT INTO tokens (id, hash, role, tenant, session_role, profile, name, created, revoked)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},

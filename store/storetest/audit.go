@@ -33,6 +33,7 @@ func fullEvent() *audit.Event {
 		},
 		Rules:          []string{"no-keys", "firecrawl-spend"},
 		Approver:       "alice@example.com",
+		Channel:        "elicitation",
 		Spend:          &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2.75},
 		Outcome:        "error",
 		Error:          "upstream said \"429\"\nretry later",
@@ -88,7 +89,7 @@ func testAuditRoundTrip(t *testing.T, o Opener) {
 	nanos := &audit.Event{Time: at(2*time.Second + 123*time.Microsecond), Kind: audit.KindOutcome, Outcome: "ok",
 		Tenant: "t1", Spend: &audit.Spend{Connector: "dataforseo", Unit: "USD", Amount: 0.1 + 0.2}}
 	zone := &audit.Event{Time: at(3 * time.Second).In(time.FixedZone("CEST", 2*3600)), Kind: audit.KindApproval,
-		Decision: "allow", Approver: "bob", Blockers: []audit.Blocker{}, Rules: []string{}}
+		Decision: "allow", Approver: "bob", Channel: "api", Blockers: []audit.Blocker{}, Rules: []string{}}
 	want := []*audit.Event{full, bare, nanos, zone}
 	for _, e := range want {
 		mustAppend(t, s, e)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,9 +40,9 @@ func mustCreateCard(t *testing.T, s approval.Store, c *approval.Card) {
 	}
 }
 
-func mustResolve(t *testing.T, s approval.Store, id string, state approval.State, answer approval.Answer, approver string, when time.Time) *approval.Card {
+func mustResolve(t *testing.T, s approval.Store, id string, state approval.State, answer approval.Answer, approver string, ch approval.Channel, when time.Time) *approval.Card {
 	t.Helper()
-	c, err := s.Resolve(t.Context(), id, state, answer, approver, when)
+	c, err := s.Resolve(t.Context(), id, state, answer, approver, ch, when)
 	if err != nil {
 		t.Fatalf("Resolve(%s): %v", id, err)
 	}
@@ -118,11 +119,11 @@ func testCardList(t *testing.T, o Opener) {
 	for _, sp := range specs {
 		switch sp.state {
 		case approval.Allowed:
-			mustResolve(t, s, sp.id, approval.Allowed, approval.AllowOnce, "alice", at(time.Minute))
+			mustResolve(t, s, sp.id, approval.Allowed, approval.AllowOnce, "alice", approval.ChannelElicitation, at(time.Minute))
 		case approval.Denied:
-			mustResolve(t, s, sp.id, approval.Denied, approval.Deny, "bob", at(time.Minute))
+			mustResolve(t, s, sp.id, approval.Denied, approval.Deny, "bob", approval.ChannelAPI, at(time.Minute))
 		case approval.Expired:
-			mustResolve(t, s, sp.id, approval.Expired, "", "", at(time.Minute))
+			mustResolve(t, s, sp.id, approval.Expired, "", "", approval.ChannelDeadline, at(time.Minute))
 		}
 	}
 
@@ -168,8 +169,14 @@ func testCardList(t *testing.T, o Opener) {
 	}
 	want := newCard("c2", "t1", at(time.Second))
 	want.State, want.Answer, want.Approver, want.Answered = approval.Allowed, approval.AllowOnce, "alice", at(time.Minute)
+	want.Channel = approval.ChannelElicitation
 	if diff := cmp.Diff(want, cards[0], cmpOpts...); diff != "" {
 		t.Errorf("listed card mismatch (-want +got):\n%s", diff)
+	}
+	// a pending card has no channel yet
+	cards, err = s.Cards(ctx, approval.CardFilter{Tenant: "t1", State: approval.Pending, Limit: 1})
+	if err != nil || len(cards) != 1 || cards[0].Channel != "" {
+		t.Errorf("Cards(t1, pending) = %v, %v; want one card with no channel", cards, err)
 	}
 }
 
@@ -177,14 +184,17 @@ func testCardResolve(t *testing.T, o Opener) {
 	s := open(t, o)
 	ctx := t.Context()
 	tests := []struct {
-		name   string
-		state  approval.State
-		answer approval.Answer
+		name    string
+		state   approval.State
+		answer  approval.Answer
+		channel approval.Channel
 	}{
-		{"allow once", approval.Allowed, approval.AllowOnce},
-		{"allow for the tenant", approval.Allowed, approval.AllowTenant},
-		{"deny", approval.Denied, approval.Deny},
-		{"expiry", approval.Expired, ""},
+		{"allow once", approval.Allowed, approval.AllowOnce, approval.ChannelAPI},
+		{"allow for the tenant", approval.Allowed, approval.AllowTenant, approval.ChannelAPI},
+		{"deny by elicitation", approval.Denied, approval.Deny, approval.ChannelElicitation},
+		{"an embedder's own channel", approval.Allowed, approval.AllowOnce, "slack"},
+		{"expiry at the deadline", approval.Expired, "", approval.ChannelDeadline},
+		{"expiry when the call went away", approval.Expired, "", approval.ChannelCanceled},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -193,8 +203,9 @@ func testCardResolve(t *testing.T, o Opener) {
 			when := at(time.Hour + time.Duration(i)*time.Second)
 			want := newCard(id, "tenant-a", at(time.Duration(i)*time.Second))
 			want.State, want.Answer, want.Approver, want.Answered = tt.state, tt.answer, "alice", when
+			want.Channel = tt.channel
 
-			got, err := s.Resolve(ctx, id, tt.state, tt.answer, "alice", when)
+			got, err := s.Resolve(ctx, id, tt.state, tt.answer, "alice", tt.channel, when)
 			if err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
@@ -211,7 +222,7 @@ func testCardResolve(t *testing.T, o Opener) {
 
 			// a second answer, even the same one, is refused and changes nothing
 			for _, again := range tests {
-				_, err := s.Resolve(ctx, id, again.state, again.answer, "mallory", at(2*time.Hour))
+				_, err := s.Resolve(ctx, id, again.state, again.answer, "mallory", again.channel, at(2*time.Hour))
 				if !errors.Is(err, approval.ErrNotPending) {
 					t.Errorf("second Resolve(%s, %s) error = %v, want ErrNotPending", again.state, again.answer, err)
 				}
@@ -227,7 +238,7 @@ func testCardResolve(t *testing.T, o Opener) {
 	}
 
 	t.Run("unknown card", func(t *testing.T) {
-		_, err := s.Resolve(ctx, "card-404", approval.Allowed, approval.AllowOnce, "alice", t0)
+		_, err := s.Resolve(ctx, "card-404", approval.Allowed, approval.AllowOnce, "alice", approval.ChannelAPI, t0)
 		if !errors.Is(err, approval.ErrNotFound) {
 			t.Errorf("Resolve(unknown) error = %v, want ErrNotFound", err)
 		}
@@ -257,12 +268,13 @@ func testCardResolveOnce(t *testing.T, o Opener) {
 				state, answer = approval.Denied, approval.Deny
 			}
 			approver := fmt.Sprintf("approver-%d", i)
+			channel := approval.Channel(fmt.Sprintf("channel-%d", i))
 			<-start
-			c, err := st.Resolve(context.Background(), "card-race", state, answer, approver, at(time.Minute))
+			c, err := st.Resolve(context.Background(), "card-race", state, answer, approver, channel, at(time.Minute))
 			mu.Lock()
 			defer mu.Unlock()
 			if err == nil {
-				if c == nil || c.Approver != approver {
+				if c == nil || c.Approver != approver || c.Channel != channel {
 					others = append(others, fmt.Errorf("winner %s got card %+v", approver, c))
 				}
 				winners = append(winners, approver)
@@ -285,8 +297,8 @@ func testCardResolveOnce(t *testing.T, o Opener) {
 	if err != nil {
 		t.Fatalf("Card: %v", err)
 	}
-	if c.Approver != winners[0] || c.State == approval.Pending {
-		t.Errorf("card after the race: state %s approver %q, want the winner %q's answer", c.State, c.Approver, winners[0])
+	if c.Approver != winners[0] || c.State == approval.Pending || string(c.Channel) != "channel-"+strings.TrimPrefix(winners[0], "approver-") {
+		t.Errorf("card after the race: state %s approver %q channel %q, want the winner %q's answer", c.State, c.Approver, c.Channel, winners[0])
 	}
 }
 
@@ -308,7 +320,7 @@ func testCardWatch(t *testing.T, o Opener) {
 			t.Fatalf("watch %d fired while the card is pending", i)
 		}
 	}
-	mustResolve(t, s, "card-w", approval.Denied, approval.Deny, "alice", at(time.Minute))
+	mustResolve(t, s, "card-w", approval.Denied, approval.Deny, "alice", approval.ChannelAPI, at(time.Minute))
 	for i, ch := range chans {
 		if !closedWithin(ch, waitFor) {
 			t.Fatalf("watch %d did not fire within %v of Resolve", i, waitFor)
@@ -372,7 +384,7 @@ func testCardWatchEndsWithContext(t *testing.T, o Opener) {
 	if err != nil {
 		t.Fatalf("Watch: %v", err)
 	}
-	mustResolve(t, s, "card-ctx", approval.Allowed, approval.AllowOnce, "alice", at(time.Minute))
+	mustResolve(t, s, "card-ctx", approval.Allowed, approval.AllowOnce, "alice", approval.ChannelAPI, at(time.Minute))
 	if !closedWithin(ch, waitFor) {
 		t.Errorf("a live watch did not fire after others ended")
 	}
@@ -407,7 +419,7 @@ func testCardWatchAcrossInstances(t *testing.T, o Opener) {
 			if closed(ch) {
 				t.Fatalf("watch fired while the card is pending")
 			}
-			mustResolve(t, tt.resolveOn, id, approval.Allowed, approval.AllowTenant, "alice", at(time.Minute))
+			mustResolve(t, tt.resolveOn, id, approval.Allowed, approval.AllowTenant, "alice", approval.ChannelElicitation, at(time.Minute))
 			if !closedWithin(ch, waitFor) {
 				t.Fatalf("the other instance's watch did not fire within %v", waitFor)
 			}
@@ -415,8 +427,8 @@ func testCardWatchAcrossInstances(t *testing.T, o Opener) {
 			if err != nil {
 				t.Fatalf("Card: %v", err)
 			}
-			if c.State != approval.Allowed || c.Answer != approval.AllowTenant || c.Approver != "alice" {
-				t.Errorf("card seen by the waiting instance: %s %s %q", c.State, c.Answer, c.Approver)
+			if c.State != approval.Allowed || c.Answer != approval.AllowTenant || c.Approver != "alice" || c.Channel != approval.ChannelElicitation {
+				t.Errorf("card seen by the waiting instance: %s %s %q %q", c.State, c.Answer, c.Approver, c.Channel)
 			}
 		})
 	}
