@@ -443,10 +443,10 @@ func (s *Surface) Harness() *policy.Harness { return s.harness }
 func (s *Surface) ApprovalChannel() bool { return s.facts.ApprovalChannel }
 
 // ApprovalByElicitation reports whether the session may answer its own approval cards in its
-// own MCP client, by elicitation: its role allows it, it has an approval channel, and it is not
-// a child. A child's client is a process its parent's agent runs with the token
-// spawn_subagent handed out, not a person's chat: asking it would let the agent approve itself. Whether the
-// client can be asked at all is the gateway's to see.
+// own MCP client, by elicitation: its role allows it, it has an approval channel, and it is
+// not a child. A child's client is a process its parent's agent runs with the token
+// spawn_subagent handed out, not a person's chat: asking it would let the agent approve
+// itself. Whether the client can be asked at all is the gateway's to see.
 func (s *Surface) ApprovalByElicitation() bool {
 	return s.facts.ApprovalChannel && s.role.ApprovalByElicitation && s.parent == nil
 }
