@@ -153,6 +153,7 @@ func TestNormalizeAllowHost(t *testing.T) {
 		{give: "2001:db8::/48", want: "2001:db8::/48"},
 		{give: "[2606:4700::1111]", want: "2606:4700::1111"},
 		{give: "bücher.example", want: "xn--bcher-kva.example"},
+		{give: "octocat.github.io", want: "octocat.github.io"}, // one registrant below a suffix
 
 		{give: "169.254.169.254", why: `host "169.254.169.254" cannot be allowed: never allowed: 169.254.169.254 is cloud instance metadata`},
 		{give: "127.1", why: `host "127.1" cannot be allowed: never allowed: 127.0.0.1 is loopback`},
@@ -171,6 +172,12 @@ func TestNormalizeAllowHost(t *testing.T) {
 		{give: 3.0, why: "host must be a string"},
 		{give: "*.com", why: `host "*.com" cannot be allowed: too broad`},
 		{give: "*.co.uk", why: "too broad: co.uk is a public suffix"},
+		{give: "*.github.io", why: `host "*.github.io" cannot be allowed: too broad: github.io is a public suffix (private section): anyone can register names under it`},
+		{give: "*.ngrok.io", why: "ngrok.io is a public suffix (private section)"},
+		{give: "*.workers.dev", why: "workers.dev is a public suffix (private section)"},
+		{give: "*.trycloudflare.com", why: "trycloudflare.com is a public suffix (private section)"},
+		{give: "*.amazonaws.com", why: "below amazonaws.com lies the public suffix s3.amazonaws.com (private section)"},
+		{give: "github.io", why: "github.io is a public suffix (private section)"},
 		{give: "*", why: "too broad"},
 		{give: "8.0.0.0/8", why: "too broad"},
 		{give: "https://example.com/x", why: "malformed entry: an entry is a host"},

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 	"unicode"
-
-	"golang.org/x/net/publicsuffix"
 )
 
 // The kinds of allowlist error, matched with errors.Is.
@@ -17,8 +15,9 @@ var (
 	ErrMalformed = errors.New("malformed entry")
 	// ErrNeverAllowed: the entry is, contains or overlaps a never-allowed range or name.
 	ErrNeverAllowed = errors.New("never allowed")
-	// ErrTooBroad: a CIDR of /8 or wider (IPv4), /32 or wider (IPv6), a bare *, or a wildcard
-	// over a whole public suffix such as *.com or *.co.uk.
+	// ErrTooBroad: a CIDR of /8 or wider (IPv4), /32 or wider (IPv6), a bare *, a wildcard over
+	// a public suffix of either section of the public suffix list (*.com, *.co.uk, *.github.io)
+	// or over a domain with one below it (*.amazonaws.com), or a host that is a public suffix.
 	ErrTooBroad = errors.New("too broad")
 )
 
@@ -200,6 +199,9 @@ func (out *Allowlist) addEntry(raw string) (string, error) {
 	if why, ok := forbiddenName(h.Name()); ok {
 		return "", fmt.Errorf("%w: %s is %s", ErrNeverAllowed, h.Name(), why)
 	}
+	if err := suffixHost(h.Name()); err != nil {
+		return "", err
+	}
 	if _, ok := out.names[h.Name()]; !ok {
 		out.names[h.Name()] = h.Name()
 	}
@@ -221,8 +223,8 @@ func (out *Allowlist) addWildcard(domain string) (string, error) {
 	if !strings.Contains(d, ".") {
 		return "", fmt.Errorf("%w: *.%s would allow a whole top-level domain", ErrTooBroad, d)
 	}
-	if ps, icann := publicsuffix.PublicSuffix(d); icann && ps == d {
-		return "", fmt.Errorf("%w: %s is a public suffix, so *.%s would allow every site registered under it", ErrTooBroad, d, d)
+	if err := suffixWildcard(d); err != nil {
+		return "", err
 	}
 	canon := "*." + d
 	out.suffixes[d] = canon

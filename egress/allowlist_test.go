@@ -24,7 +24,7 @@ func TestParseAllowlist(t *testing.T) {
 		{"*.bücher.example", []string{"*.xn--bcher-kva.example"}},
 		{"0xcb.0.113.5, [2001:db8::1], ::ffff:203.0.113.6", []string{"203.0.113.5", "2001:db8::1", "203.0.113.6"}},
 		{"8.8.0.0/9, 8.8.8.8/32, 2606:4700::/33", []string{"8.0.0.0/9", "8.8.8.8/32", "2606:4700::/33"}[1:]},
-		{"*.githubusercontent.com", []string{"*.githubusercontent.com"}},
+		{"*.api.githubusercontent.test, raw.githubusercontent.com", []string{"*.api.githubusercontent.test", "raw.githubusercontent.com"}},
 		{"198.51.100.1, 192.0.2.0/24, 2001:db8::/48", []string{"198.51.100.1", "192.0.2.0/24", "2001:db8::/48"}},
 	}
 	for _, tt := range tests {
@@ -120,6 +120,64 @@ func TestParseAllowlistErrors(t *testing.T) {
 }
 
 func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestParseAllowlistPublicSuffixes: a wildcard over a public suffix of either section of the
+// list, or over a domain with one below it, is refused with the suffix named, and so is a host
+// that is one; a name below a suffix names one registrant and is listed.
+func TestParseAllowlistPublicSuffixes(t *testing.T) {
+	tests := []struct {
+		give string
+		want string // a part of the error; empty: accepted
+	}{
+		// Private section: one company runs the suffix, anyone registers names under it.
+		{"*.ngrok.io", "ngrok.io is a public suffix (private section): anyone can register names under it"},
+		{"*.workers.dev", "workers.dev is a public suffix (private section)"},
+		{"*.github.io", "github.io is a public suffix (private section): anyone can register names under it"},
+		{"*.trycloudflare.com", "trycloudflare.com is a public suffix (private section)"},
+		{"*.githubusercontent.com", "githubusercontent.com is a public suffix (private section)"},
+		{"*.GitHub.IO.", "github.io is a public suffix (private section)"},
+		// Not a suffix itself, but with suffixes below: *.amazonaws.com holds everyone's buckets.
+		{"*.amazonaws.com", "below amazonaws.com lies the public suffix s3.amazonaws.com (private section)"},
+		{"*.us-east-1.amazonaws.com", "us-east-1.amazonaws.com is a public suffix (private section)"},
+		{"*.elb.amazonaws.com", "every name directly below elb.amazonaws.com is a public suffix"},
+		{"*.compute.amazonaws.com", "every name directly below compute.amazonaws.com is a public suffix (private section: *.compute.amazonaws.com)"},
+		// Their ICANN siblings.
+		{"*.co.uk", "co.uk is a public suffix (ICANN section)"},
+		{"*.com", "top-level domain"},
+		{"*.kawasaki.jp", "every name directly below kawasaki.jp is a public suffix (ICANN section: *.kawasaki.jp)"},
+		// Hosts that are suffixes name a registry, not a site.
+		{"github.io", "github.io is a public suffix (private section)"},
+		{"s3.amazonaws.com", "s3.amazonaws.com is a public suffix (private section)"},
+		{"co.uk", "co.uk is a public suffix (ICANN section)"},
+		{"com", "com is a public suffix (ICANN section)"},
+		// Below a suffix, or beside one: one registrant.
+		{"foo.github.io", ""},
+		{"*.foo.github.io", ""},
+		{"*.example.co.uk", ""},
+		{"amazonaws.com", ""},
+		{"ec2.amazonaws.com", ""},
+		{"*.my-bucket.s3.amazonaws.com", ""},
+		{"city.kawasaki.jp", ""},
+		{"*.github.com", ""},
+		{"intranet", ""}, // a single label the list does not name
+	}
+	for _, tt := range tests {
+		a, err := egress.ParseAllowlist(tt.give)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("ParseAllowlist(%q): %v; want it listed", tt.give, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("ParseAllowlist(%q) = %q; want an error mentioning %q", tt.give, a.Entries(), tt.want)
+			continue
+		}
+		if !errors.Is(err, egress.ErrTooBroad) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `allowlist entry 1 (`) {
+			t.Errorf("ParseAllowlist(%q): %v; want entry 1, too broad, mentioning %q", tt.give, err, tt.want)
+		}
+	}
+}
 
 func TestParseAllowlistReportsEveryEntry(t *testing.T) {
 	_, err := egress.NewAllowlist([]string{"github.com", "", "10.0.0.1", "*.com", "ok.test", "8.0.0.0/7"})
