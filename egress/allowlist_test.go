@@ -26,6 +26,12 @@ func TestParseAllowlist(t *testing.T) {
 		{"8.8.0.0/9, 8.8.8.8/32, 2606:4700::/33", []string{"8.0.0.0/9", "8.8.8.8/32", "2606:4700::/33"}[1:]},
 		{"*.api.githubusercontent.test, raw.githubusercontent.com", []string{"*.api.githubusercontent.test", "raw.githubusercontent.com"}},
 		{"198.51.100.1, 192.0.2.0/24, 2001:db8::/48", []string{"198.51.100.1", "192.0.2.0/24", "2001:db8::/48"}},
+		// Ports.
+		{"GitHub.com.:22, github.com, *.Example.org:08443", []string{"github.com:22", "github.com", "*.example.org:8443"}},
+		{"0xcb.0.113.7:22, [2001:DB8::1]:8443, [::ffff:203.0.113.8]:443", []string{"203.0.113.7:22", "[2001:db8::1]:8443", "203.0.113.8:443"}},
+		{"203.0.113.0/24:8443, 2001:db8:1::/48:8443, 8.8.8.8/32:53", []string{"203.0.113.0/24:8443", "2001:db8:1::/48:8443", "8.8.8.8/32:53"}},
+		{"a.test:443, a.test:443, a.test.:0443", []string{"a.test:443"}},
+		{"2001:db8::1:443", []string{"2001:db8::1:443"}}, // an address: a port needs brackets
 	}
 	for _, tt := range tests {
 		if strings.Contains(tt.give, "8.8.0.0/9") {
@@ -85,8 +91,21 @@ func TestParseAllowlistErrors(t *testing.T) {
 		{"*.test", 1, egress.ErrTooBroad, "top-level"},
 		{"8.8.8.0/9", 1, egress.ErrMalformed, "host bits"},
 		{"https://github.com", 1, egress.ErrMalformed, "not a URL"},
-		{"github.com:443", 1, egress.ErrMalformed, "not a port"},
-		{"[2001:db8::1]:443", 1, egress.ErrMalformed, "not a port"},
+		{"github.com:0", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"github.com:65536", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"github.com:https", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"github.com:", 1, egress.ErrMalformed, "empty port"},
+		{"github.com:22:22", 1, egress.ErrMalformed, "neither a name nor an IP address"},
+		{"*.example.com:x", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"[2001:db8::1]:", 1, egress.ErrMalformed, "want [address]:port"},
+		{"[2001:db8::1]x", 1, egress.ErrMalformed, "want [address]:port"},
+		{"203.0.113.0/24:0", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"203.0.113.0/24:", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"127.0.0.1:8080", 1, egress.ErrNeverAllowed, "loopback"},
+		{"*.com:443", 1, egress.ErrTooBroad, "top-level"},
+		{"*.github.io:8443", 1, egress.ErrTooBroad, "github.io is a public suffix"},
+		{"*:443", 1, egress.ErrTooBroad, "every host"},
+		{"8.0.0.0/8:443", 1, egress.ErrTooBroad, "narrower than /8"},
 		{"git*hub.com", 1, egress.ErrMalformed, "wildcard"},
 		{"*.*.example.com", 1, egress.ErrMalformed, ""},
 		{"api.*.example.com", 1, egress.ErrMalformed, "wildcard"},

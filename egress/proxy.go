@@ -44,7 +44,8 @@ type ProxyOptions struct {
 }
 
 // A Proxy is an HTTP forward proxy and CONNECT handler that lets through only what its Checker
-// allows, and connects only to the addresses the check saw. A refused request gets 403 with
+// allows (on ports 80 and 443, or one an entry names), and connects only to the addresses the
+// check saw. A refused request gets 403 with
 // the reason in the X-Warden-Egress-Reason header and the body.
 //
 // The target is always the request-target (absolute-form URL or CONNECT authority); the Host
@@ -134,7 +135,7 @@ func refuseNeverAllowed(_, address string, _ syscall.RawConn) error {
 func (p *Proxy) Checker() *Checker { return p.checker }
 
 // AllowOnce widens this proxy's allowlist in place with one entry (host, *.domain, IP or
-// CIDR, under the rules of the allowlist), for the rest of its life. Requests already refused
+// CIDR, with an optional :port, under the rules of the allowlist), for the rest of its life. Requests already refused
 // are not replayed. A never-allowed, malformed or too broad entry is an error and changes
 // nothing.
 func (p *Proxy) AllowOnce(entry string) error {

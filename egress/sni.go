@@ -286,7 +286,7 @@ func (c *cursor) skipVec16() bool {
 // true when it may go on, else the refusal.
 //
 // In allowlist mode the name must be t's host itself or a name the proxy's lists (the
-// checker's, the tenant's, AllowOnce's) list by name; it is not resolved, since nothing
+// checker's, the tenant's, AllowOnce's) list by name on t's port; it is not resolved, since nothing
 // connects to its addresses. In both modes a name that is never allowed (localhost, the
 // metadata names) or an address in a never-allowed range is refused, and in allowlist mode so
 // is any address: a server name is never one (RFC 6066).
@@ -318,7 +318,7 @@ func (p *Proxy) checkServerName(t Target, sni string) (Decision, bool) {
 	if p.checker.mode == ModeOpen || h == t.Host {
 		return Decision{}, true
 	}
-	if _, _, ok := p.checker.match(h, p.extras()); ok {
+	if _, _, ok := p.checker.match(h, t.Port, p.extras()); ok {
 		return Decision{}, true
 	}
 	return refuse("the TLS server name %s does not match the CONNECT host %s and is not on the allowlist", name, t.Host)
