@@ -50,6 +50,10 @@ const (
 	// ReasonPrivate: the host is, or resolves to, a never-allowed address (loopback,
 	// private, link-local, metadata, ...) or is a name that always means one (localhost).
 	ReasonPrivate Reason = "private_address"
+	// ReasonHostAddress: the host is, or resolves to, one of this host's own addresses (those
+	// of its interfaces, now), which no list or mode opens: a service listening on all
+	// interfaces would be reached there. Also when those addresses cannot be read.
+	ReasonHostAddress Reason = "host_address"
 	// ReasonReserved: in open mode, the host is or resolves to a documentation address that
 	// no entry lists.
 	ReasonReserved Reason = "reserved_address"
@@ -159,11 +163,14 @@ type Checker struct {
 	list      *Allowlist
 	resolver  Resolver
 	noResolve bool
+	own       *ownAddrs
 }
 
-// New returns a Checker for o.
+// New returns a Checker for o. The host addresses it refuses are those of the network
+// namespace of the thread that calls New (in Warden, the process's), as they are at each
+// check: it shares with every other Checker there a subscription to their changes.
 func New(o Options) *Checker {
-	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve}
+	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve, own: ownAddrsHere()}
 	if c.list == nil {
 		c.list = DefaultAllowlist()
 	}
@@ -248,6 +255,9 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 		if r, ok := Classify(a); ok && r.NeverAllowed {
 			return deny(d, ReasonPrivate, "%s is %s (%s), which is never allowed", a, r.Name, r.Prefix)
 		}
+		if hd, refused := c.hostAddress(d, "", d.Addrs); refused {
+			return hd
+		}
 		if listed {
 			return allow(d, listedBy, entry, "%s %s", a, listedAs(a.String(), entry))
 		}
@@ -300,6 +310,9 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 			checked = append(checked, a)
 		}
 	}
+	if hd, refused := c.hostAddress(d, name, checked); refused {
+		return hd
+	}
 	if !listed {
 		// Open mode, unlisted name: a documentation address must be listed itself.
 		for _, a := range checked {
@@ -315,6 +328,25 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 		return allow(d, listedBy, entry, "%s %s and resolves to %s", name, listedAs(name, entry), addrList(checked))
 	}
 	return allow(d, ReasonOpen, "", "%s resolves to public addresses (%s) and the mode is open", name, addrList(checked))
+}
+
+// hostAddress refuses addrs, the addresses of name ("" for an address target), if one of them
+// is one of this host's own now, or if those cannot be read.
+func (c *Checker) hostAddress(d Decision, name string, addrs []netip.Addr) (Decision, bool) {
+	own, err := c.own.current()
+	if err != nil {
+		return deny(d, ReasonHostAddress, "this host's own addresses cannot be read, so no address is allowed: %v", err), true
+	}
+	for _, a := range addrs {
+		if !isOwn(own, a) {
+			continue
+		}
+		if name == "" {
+			return deny(d, ReasonHostAddress, "%s is one of this host's own addresses, which are never allowed: it would reach the services listening on this host", a), true
+		}
+		return deny(d, ReasonHostAddress, "%s resolves to %s, one of this host's own addresses, which are never allowed: it would reach the services listening on this host", name, a), true
+	}
+	return d, false
 }
 
 func deny(d Decision, r Reason, format string, args ...any) Decision {
