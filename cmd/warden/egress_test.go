@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/egress"
 )
 
 type egressJSON struct {
@@ -103,6 +107,46 @@ func TestEgressCheckRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEgressCheckHostAddress: an address of one of this machine's interfaces is refused, even
+// in open mode and listed. It skips on a machine whose interfaces have only never-allowed
+// addresses (those are private_address) or only the test hosts' (which come and go).
+func TestEgressCheckHostAddress(t *testing.T) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	var own netip.Addr
+	for _, a := range addrs {
+		p, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(p.IP)
+		ip = ip.Unmap()
+		r, special := egress.Classify(ip)
+		if ip.IsValid() && (!special || !r.NeverAllowed) && !testHostRanges[0].Contains(ip) && !testHostRanges[1].Contains(ip) {
+			own = ip
+			break
+		}
+	}
+	if !own.IsValid() {
+		t.Skip("no interface address outside the never-allowed ranges and the test hosts' to check")
+	}
+	target := netip.AddrPortFrom(own, 443).String()
+	for _, args := range [][]string{
+		{"--mode", "open", target},
+		{"--allowlist", own.String(), target},
+	} {
+		d := egressCheck(t, args...)
+		if d.Decision != "deny" || d.Reason != "host_address" || !strings.Contains(d.Detail, "this host's own addresses") {
+			t.Errorf("%v: %s %s (%s); want deny host_address", args, d.Decision, d.Reason, d.Detail)
+		}
+	}
+}
+
+// testHostRanges are where test hosts (internal/testnet) put the near ends of their links.
+var testHostRanges = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24")}
 
 func TestEgressCheckEnvironment(t *testing.T) {
 	t.Setenv("SANDBOX_EGRESS", "")
