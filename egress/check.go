@@ -255,10 +255,10 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 		if r, ok := Classify(a); ok && r.NeverAllowed {
 			return deny(d, ReasonPrivate, "%s is %s (%s), which is never allowed", a, r.Name, r.Prefix)
 		}
-		if hd, refused := c.hostAddress(d, "", d.Addrs); refused {
-			return hd
-		}
 		if listed {
+			if hd, refused := c.hostAddress(d, "", d.Addrs); refused {
+				return hd
+			}
 			return allow(d, listedBy, entry, "%s %s", a, listedAs(a.String(), entry))
 		}
 		if pd, refused := c.portRefusal(d, h, port, extra); refused {
@@ -269,6 +269,9 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 		}
 		if r, ok := Classify(a); ok {
 			return deny(d, ReasonReserved, "%s is %s (%s), reachable only when listed", a, r.Name, r.Prefix)
+		}
+		if hd, refused := c.hostAddress(d, "", d.Addrs); refused {
+			return hd
 		}
 		return allow(d, ReasonOpen, "", "%s is a public address and the mode is open", a)
 	}
@@ -310,9 +313,6 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 			checked = append(checked, a)
 		}
 	}
-	if hd, refused := c.hostAddress(d, name, checked); refused {
-		return hd
-	}
 	if !listed {
 		// Open mode, unlisted name: a documentation address must be listed itself.
 		for _, a := range checked {
@@ -323,6 +323,9 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 			}
 		}
 	}
+	if hd, refused := c.hostAddress(d, name, checked); refused {
+		return hd
+	}
 	d.Addrs = checked
 	if listed {
 		return allow(d, listedBy, entry, "%s %s and resolves to %s", name, listedAs(name, entry), addrList(checked))
@@ -331,7 +334,8 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 }
 
 // hostAddress refuses addrs, the addresses of name ("" for an address target), if one of them
-// is one of this host's own now, or if those cannot be read.
+// is one of this host's own now, or if those cannot be read. It costs a system call, so it is
+// the last question before an allow: a target refused for another reason does not pay it.
 func (c *Checker) hostAddress(d Decision, name string, addrs []netip.Addr) (Decision, bool) {
 	own, err := c.own.current()
 	if err != nil {
