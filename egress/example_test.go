@@ -61,7 +61,8 @@ func TestDocsNameEveryRangeAndReason(t *testing.T) {
 	for _, r := range []egress.Reason{
 		egress.ReasonListed, egress.ReasonAllowedOnce, egress.ReasonOpen, egress.ReasonNotAllowed,
 		egress.ReasonPrivate, egress.ReasonReserved, egress.ReasonUnresolvable, egress.ReasonNotResolved,
-		egress.ReasonInvalidTarget,
+		egress.ReasonInvalidTarget, egress.ReasonAllowedTenant, egress.ReasonSNIMismatch,
+		egress.ReasonHostAddress, egress.ReasonPortNotAllowed,
 	} {
 		if !strings.Contains(string(doc), "`"+string(r)+"`") {
 			t.Errorf("docs/egress.md does not explain the reason %s", r)
