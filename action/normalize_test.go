@@ -153,6 +153,12 @@ func TestNormalizeAllowHost(t *testing.T) {
 		{give: "2001:db8::/48", want: "2001:db8::/48"},
 		{give: "[2606:4700::1111]", want: "2606:4700::1111"},
 		{give: "bücher.example", want: "xn--bcher-kva.example"},
+		{give: "octocat.github.io", want: "octocat.github.io"}, // one registrant below a suffix
+		// A port other than 80 and 443 is asked for as host:port.
+		{give: "Git.Example.com:22", want: "git.example.com:22"},
+		{give: "*.example.org:8443", want: "*.example.org:8443"},
+		{give: "[2001:db8::1]:8443", want: "[2001:db8::1]:8443"},
+		{give: "203.0.113.0/24:8443", want: "203.0.113.0/24:8443"},
 
 		{give: "169.254.169.254", why: `host "169.254.169.254" cannot be allowed: never allowed: 169.254.169.254 is cloud instance metadata`},
 		{give: "127.1", why: `host "127.1" cannot be allowed: never allowed: 127.0.0.1 is loopback`},
@@ -171,10 +177,17 @@ func TestNormalizeAllowHost(t *testing.T) {
 		{give: 3.0, why: "host must be a string"},
 		{give: "*.com", why: `host "*.com" cannot be allowed: too broad`},
 		{give: "*.co.uk", why: "too broad: co.uk is a public suffix"},
+		{give: "*.github.io", why: `host "*.github.io" cannot be allowed: too broad: github.io is a public suffix (private section): anyone can register names under it`},
+		{give: "*.ngrok.io", why: "ngrok.io is a public suffix (private section)"},
+		{give: "*.workers.dev", why: "workers.dev is a public suffix (private section)"},
+		{give: "*.trycloudflare.com", why: "trycloudflare.com is a public suffix (private section)"},
+		{give: "*.amazonaws.com", why: "below amazonaws.com lies the public suffix s3.amazonaws.com (private section)"},
+		{give: "github.io", why: "github.io is a public suffix (private section)"},
 		{give: "*", why: "too broad"},
 		{give: "8.0.0.0/8", why: "too broad"},
 		{give: "https://example.com/x", why: "malformed entry: an entry is a host"},
-		{give: "example.com:443", why: "malformed entry: an entry names a host, not a port"},
+		{give: "example.com:0", why: "malformed entry: port \"0\" is not a number from 1 to 65535"},
+		{give: "*.github.io:8443", why: "github.io is a public suffix (private section)"},
 		{give: "exa mple", why: "must be one host"},
 		{give: "foo*.example.com", why: "malformed entry"},
 	}

@@ -5,20 +5,21 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
-
-	"golang.org/x/net/publicsuffix"
 )
 
 // The kinds of allowlist error, matched with errors.Is.
 var (
-	// ErrMalformed: the entry is not a host, *.domain, IP address or CIDR.
+	// ErrMalformed: the entry is not a host, *.domain, IP address or CIDR with an optional
+	// :port.
 	ErrMalformed = errors.New("malformed entry")
 	// ErrNeverAllowed: the entry is, contains or overlaps a never-allowed range or name.
 	ErrNeverAllowed = errors.New("never allowed")
-	// ErrTooBroad: a CIDR of /8 or wider (IPv4), /32 or wider (IPv6), a bare *, or a wildcard
-	// over a whole public suffix such as *.com or *.co.uk.
+	// ErrTooBroad: a CIDR of /8 or wider (IPv4), /32 or wider (IPv6), a bare *, a wildcard over
+	// a public suffix of either section of the public suffix list (*.com, *.co.uk, *.github.io)
+	// or over a domain with one below it (*.amazonaws.com), or a host that is a public suffix.
 	ErrTooBroad = errors.New("too broad")
 )
 
@@ -75,17 +76,38 @@ func (l ListError) Unwrap() []error {
 //     it resolves to a listed address: names are listed as names);
 //   - a CIDR, which matches the addresses it holds, under the same rule.
 //
+// Each may end in :port (github.com:22, *.example.com:8443, 203.0.113.7:22,
+// [2001:db8::1]:8443, 203.0.113.0/24:8443). An entry without a port lists its hosts on the
+// default ports, 80 and 443; an entry with one lists them on that port only. A host listed by
+// both is reachable on the three.
+//
 // The nil *Allowlist is empty.
 type Allowlist struct {
 	entries  []string // canonical, in order, without duplicates
-	names    map[string]string
-	suffixes map[string]string // domain → "*.domain"
+	names    map[string][]listing
+	suffixes map[string][]listing // domain → its *.domain entries
 	prefixes []prefixEntry
 }
 
+// A listing is one entry as it lists a host: on the default ports (port 0) or on one port.
+type listing struct {
+	entry string
+	port  uint16
+}
+
+// allows reports whether l lists its host on port; port 0 (a target without a port) is
+// allowed by every listing.
+func (l listing) allows(port uint16) bool {
+	return port == 0 || l.port == port || l.port == 0 && defaultPort(port)
+}
+
+// defaultPort reports whether p is one of the ports every reachable host is reachable on,
+// HTTP's and HTTPS's.
+func defaultPort(p uint16) bool { return p == 80 || p == 443 }
+
 type prefixEntry struct {
 	prefix netip.Prefix
-	entry  string
+	listing
 }
 
 // forbiddenNames are names that mean the local host or a metadata service whatever they
@@ -133,14 +155,14 @@ func (a *Allowlist) With(entries ...string) (*Allowlist, error) {
 }
 
 func (a *Allowlist) add(entries []string) (*Allowlist, error) {
-	out := &Allowlist{names: map[string]string{}, suffixes: map[string]string{}}
+	out := &Allowlist{names: map[string][]listing{}, suffixes: map[string][]listing{}}
 	if a != nil {
 		out.entries = slices.Clone(a.entries)
 		for k, v := range a.names {
-			out.names[k] = v
+			out.names[k] = slices.Clone(v)
 		}
 		for k, v := range a.suffixes {
-			out.suffixes[k] = v
+			out.suffixes[k] = slices.Clone(v)
 		}
 		out.prefixes = slices.Clone(a.prefixes)
 	}
@@ -151,13 +173,23 @@ func (a *Allowlist) add(entries []string) (*Allowlist, error) {
 			continue
 		}
 		pos++
-		canon, err := out.addEntry(raw)
+		e, err := parseEntry(raw)
 		if err != nil {
 			errs = append(errs, &EntryError{Position: pos, Entry: raw, Err: err})
 			continue
 		}
-		if !slices.Contains(out.entries, canon) {
-			out.entries = append(out.entries, canon)
+		if slices.Contains(out.entries, e.canon) {
+			continue
+		}
+		out.entries = append(out.entries, e.canon)
+		l := listing{entry: e.canon, port: e.port}
+		switch {
+		case e.prefix.IsValid():
+			out.prefixes = append(out.prefixes, prefixEntry{e.prefix, l})
+		case e.wildcard:
+			out.suffixes[e.name] = append(out.suffixes[e.name], l)
+		default:
+			out.names[e.name] = append(out.names[e.name], l)
 		}
 	}
 	if errs != nil {
@@ -166,98 +198,143 @@ func (a *Allowlist) add(entries []string) (*Allowlist, error) {
 	return out, nil
 }
 
-// addEntry compiles one entry into out, returning its canonical spelling.
-func (out *Allowlist) addEntry(raw string) (string, error) {
+// An entry is one parsed allowlist entry.
+type entry struct {
+	canon    string       // the canonical spelling
+	name     string       // the host name, or the domain of *.domain
+	wildcard bool         // *.name
+	prefix   netip.Prefix // an address (as a full-length prefix) or a CIDR
+	port     uint16       // 0: the default ports
+}
+
+// parseEntry parses one entry: host, *.domain, IP or CIDR, each with an optional :port.
+func parseEntry(raw string) (entry, error) {
 	e := strings.TrimSpace(raw)
 	switch {
 	case strings.Contains(e, "://"):
-		return "", fmt.Errorf("%w: an entry is a host, *.domain, an IP address or a CIDR, not a URL", ErrMalformed)
+		return entry{}, fmt.Errorf("%w: an entry is a host, *.domain, an IP address or a CIDR (each with an optional :port), not a URL", ErrMalformed)
 	case strings.ContainsAny(e, "/") && !strings.HasPrefix(e, "*"):
-		return out.addPrefix(e)
-	case e == "*" || e == "*.":
-		return "", fmt.Errorf("%w: * would allow every host; use SANDBOX_EGRESS=open for that", ErrTooBroad)
-	case strings.HasPrefix(e, "*."):
-		return out.addWildcard(e[2:])
-	case strings.Contains(e, "*"):
-		return "", fmt.Errorf("%w: a wildcard is allowed only as a whole first label, *.domain", ErrMalformed)
+		return parsePrefixEntry(e)
 	}
-	if _, port, err := splitHostPort(e); err == nil && port != "" {
-		return "", fmt.Errorf("%w: an entry names a host, not a port", ErrMalformed)
-	}
-	h, err := ParseHost(e)
+	host, portText, err := splitHostPort(e)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", ErrMalformed, hostProblem(err))
+		return entry{}, fmt.Errorf("%w: %s", ErrMalformed, strings.Replace(hostProblem(err), "a URL or host[:port]", "host[:port]", 1))
+	}
+	var port uint16
+	if portText != "" {
+		if port, err = parsePort(portText); err != nil {
+			return entry{}, fmt.Errorf("%w: %s", ErrMalformed, hostProblem(err))
+		}
+	}
+	var out entry
+	switch {
+	case host == "*" || host == "*.":
+		return entry{}, fmt.Errorf("%w: * would allow every host; use SANDBOX_EGRESS=open for that", ErrTooBroad)
+	case strings.HasPrefix(host, "*."):
+		out, err = parseWildcard(host[2:])
+	case strings.Contains(host, "*"):
+		return entry{}, fmt.Errorf("%w: a wildcard is allowed only as a whole first label, *.domain", ErrMalformed)
+	default:
+		out, err = parseHostEntry(host)
+	}
+	if err != nil {
+		return entry{}, err
+	}
+	out.port = port
+	out.canon = withPort(out.canon, out.prefix, port)
+	return out, nil
+}
+
+// withPort appends :port to a canonical entry, bracketing a single IPv6 address.
+func withPort(canon string, p netip.Prefix, port uint16) string {
+	switch {
+	case port == 0:
+		return canon
+	case p.IsValid() && p.IsSingleIP() && !strings.Contains(canon, "/"):
+		return netip.AddrPortFrom(p.Addr(), port).String()
+	}
+	return canon + ":" + strconv.Itoa(int(port))
+}
+
+func parseHostEntry(s string) (entry, error) {
+	h, err := ParseHost(s)
+	if err != nil {
+		return entry{}, fmt.Errorf("%w: %s", ErrMalformed, hostProblem(err))
 	}
 	if h.IsAddr() {
 		if r, ok := Classify(h.Addr()); ok && r.NeverAllowed {
-			return "", fmt.Errorf("%w: %s is %s (%s)", ErrNeverAllowed, h.Addr(), r.Name, r.Prefix)
+			return entry{}, fmt.Errorf("%w: %s is %s (%s)", ErrNeverAllowed, h.Addr(), r.Name, r.Prefix)
 		}
-		p := netip.PrefixFrom(h.Addr(), h.Addr().BitLen())
-		canon := h.Addr().String()
-		out.prefixes = append(out.prefixes, prefixEntry{p, canon})
-		return canon, nil
+		return entry{canon: h.Addr().String(), prefix: netip.PrefixFrom(h.Addr(), h.Addr().BitLen())}, nil
 	}
 	if why, ok := forbiddenName(h.Name()); ok {
-		return "", fmt.Errorf("%w: %s is %s", ErrNeverAllowed, h.Name(), why)
+		return entry{}, fmt.Errorf("%w: %s is %s", ErrNeverAllowed, h.Name(), why)
 	}
-	if _, ok := out.names[h.Name()]; !ok {
-		out.names[h.Name()] = h.Name()
+	if err := suffixHost(h.Name()); err != nil {
+		return entry{}, err
 	}
-	return h.Name(), nil
+	return entry{canon: h.Name(), name: h.Name()}, nil
 }
 
-func (out *Allowlist) addWildcard(domain string) (string, error) {
+func parseWildcard(domain string) (entry, error) {
 	h, err := ParseHost(domain)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s", ErrMalformed, hostProblem(err))
+		return entry{}, fmt.Errorf("%w: %s", ErrMalformed, hostProblem(err))
 	}
 	if h.IsAddr() {
-		return "", fmt.Errorf("%w: a wildcard goes over a domain name, not an address", ErrMalformed)
+		return entry{}, fmt.Errorf("%w: a wildcard goes over a domain name, not an address", ErrMalformed)
 	}
 	d := h.Name()
 	if why, ok := forbiddenName("x." + d); ok {
-		return "", fmt.Errorf("%w: names below %s are %s", ErrNeverAllowed, d, why)
+		return entry{}, fmt.Errorf("%w: names below %s are %s", ErrNeverAllowed, d, why)
 	}
 	if !strings.Contains(d, ".") {
-		return "", fmt.Errorf("%w: *.%s would allow a whole top-level domain", ErrTooBroad, d)
+		return entry{}, fmt.Errorf("%w: *.%s would allow a whole top-level domain", ErrTooBroad, d)
 	}
-	if ps, icann := publicsuffix.PublicSuffix(d); icann && ps == d {
-		return "", fmt.Errorf("%w: %s is a public suffix, so *.%s would allow every site registered under it", ErrTooBroad, d, d)
+	if err := suffixWildcard(d); err != nil {
+		return entry{}, err
 	}
-	canon := "*." + d
-	out.suffixes[d] = canon
-	return canon, nil
+	return entry{canon: "*." + d, name: d, wildcard: true}, nil
 }
 
-func (out *Allowlist) addPrefix(e string) (string, error) {
+// parsePrefixEntry parses a CIDR, with an optional :port after its length
+// (203.0.113.0/24:8443, 2001:db8::/48:8443: the length never holds a colon).
+func parsePrefixEntry(e string) (entry, error) {
+	var port uint16
+	slash := strings.LastIndexByte(e, '/')
+	if bits, portText, ok := strings.Cut(e[slash+1:], ":"); ok {
+		var err error
+		if port, err = parsePort(portText); err != nil {
+			return entry{}, fmt.Errorf("%w: %s", ErrMalformed, hostProblem(err))
+		}
+		e = e[:slash+1] + bits
+	}
 	p, err := netip.ParsePrefix(e)
 	if err != nil {
-		return "", fmt.Errorf("%w: not a CIDR (want address/bits, such as 203.0.113.0/24)", ErrMalformed)
+		return entry{}, fmt.Errorf("%w: not a CIDR (want address/bits, such as 203.0.113.0/24, and an optional :port)", ErrMalformed)
 	}
 	if p.Addr().Zone() != "" {
-		return "", fmt.Errorf("%w: a CIDR has no zone", ErrMalformed)
+		return entry{}, fmt.Errorf("%w: a CIDR has no zone", ErrMalformed)
 	}
 	if r, ok := neverAllowedHolding(p); ok {
-		return "", fmt.Errorf("%w: it lies in %s, %s", ErrNeverAllowed, r.Prefix, r.Name)
+		return entry{}, fmt.Errorf("%w: it lies in %s, %s", ErrNeverAllowed, r.Prefix, r.Name)
 	}
 	if p.Addr().Is4() && p.Bits() < MinPrefixIPv4 {
-		return "", fmt.Errorf("%w: an IPv4 CIDR must be narrower than /8 (/%d at most)", ErrTooBroad, MinPrefixIPv4)
+		return entry{}, fmt.Errorf("%w: an IPv4 CIDR must be narrower than /8 (/%d at most)", ErrTooBroad, MinPrefixIPv4)
 	}
 	if p.Addr().Is6() && p.Bits() < MinPrefixIPv6 {
-		return "", fmt.Errorf("%w: an IPv6 CIDR must be narrower than /32 (/%d at most)", ErrTooBroad, MinPrefixIPv6)
+		return entry{}, fmt.Errorf("%w: an IPv6 CIDR must be narrower than /32 (/%d at most)", ErrTooBroad, MinPrefixIPv6)
 	}
 	if p.Addr().Is4In6() || embedsIPv4(p) {
-		return "", fmt.Errorf("%w: this range carries IPv4 addresses; write them as IPv4", ErrMalformed)
+		return entry{}, fmt.Errorf("%w: this range carries IPv4 addresses; write them as IPv4", ErrMalformed)
 	}
 	if p.Masked() != p {
-		return "", fmt.Errorf("%w: host bits are set; the network is %s", ErrMalformed, p.Masked())
+		return entry{}, fmt.Errorf("%w: host bits are set; the network is %s", ErrMalformed, p.Masked())
 	}
 	if r, ok := neverAllowedOverlap(p); ok {
-		return "", fmt.Errorf("%w: it overlaps %s, %s", ErrNeverAllowed, r.Prefix, r.Name)
+		return entry{}, fmt.Errorf("%w: it overlaps %s, %s", ErrNeverAllowed, r.Prefix, r.Name)
 	}
-	canon := p.String()
-	out.prefixes = append(out.prefixes, prefixEntry{p, canon})
-	return canon, nil
+	return entry{canon: withPort(p.String(), p, port), prefix: p, port: port}, nil
 }
 
 // hostProblem is a ParseHost error without its "invalid host: " prefix.
@@ -302,17 +379,43 @@ func (a *Allowlist) Len() int {
 // String returns the canonical entries joined by commas: a list ParseAllowlist reads back.
 func (a *Allowlist) String() string { return strings.Join(a.Entries(), ",") }
 
-// MatchName returns the entry that lists the normalised name n, if one does.
-func (a *Allowlist) MatchName(n string) (string, bool) {
+// MatchName returns an entry that lists the normalised name n, on any port.
+func (a *Allowlist) MatchName(n string) (string, bool) { return a.matchName(n, 0) }
+
+// MatchAddr returns an entry that lists the address, on any port.
+func (a *Allowlist) MatchAddr(addr netip.Addr) (string, bool) { return a.matchAddr(addr, 0) }
+
+// Match returns an entry that lists h, on any port.
+func (a *Allowlist) Match(h Host) (string, bool) { return a.MatchPort(h, 0) }
+
+// MatchPort returns an entry that lists h on port: one without a port when port is 80 or 443,
+// or one that names port. Port 0 (no port) is matched by any entry that lists h.
+func (a *Allowlist) MatchPort(h Host, port uint16) (string, bool) {
+	if h.IsAddr() {
+		return a.matchAddr(h.Addr(), port)
+	}
+	return a.matchName(h.Name(), port)
+}
+
+func firstAllowing(ls []listing, port uint16) (string, bool) {
+	for _, l := range ls {
+		if l.allows(port) {
+			return l.entry, true
+		}
+	}
+	return "", false
+}
+
+func (a *Allowlist) matchName(n string, port uint16) (string, bool) {
 	if a == nil {
 		return "", false
 	}
-	if e, ok := a.names[n]; ok {
+	if e, ok := firstAllowing(a.names[n], port); ok {
 		return e, true
 	}
 	for i := 0; i < len(n); i++ {
 		if n[i] == '.' {
-			if e, ok := a.suffixes[n[i+1:]]; ok {
+			if e, ok := firstAllowing(a.suffixes[n[i+1:]], port); ok {
 				return e, true
 			}
 		}
@@ -320,26 +423,17 @@ func (a *Allowlist) MatchName(n string) (string, bool) {
 	return "", false
 }
 
-// MatchAddr returns the entry that lists the address, if one does.
-func (a *Allowlist) MatchAddr(addr netip.Addr) (string, bool) {
+func (a *Allowlist) matchAddr(addr netip.Addr, port uint16) (string, bool) {
 	if a == nil {
 		return "", false
 	}
 	addr = canonicalAddr(addr)
 	for _, p := range a.prefixes {
-		if p.prefix.Contains(addr) {
+		if p.prefix.Contains(addr) && p.allows(port) {
 			return p.entry, true
 		}
 	}
 	return "", false
-}
-
-// Match returns the entry that lists h, if one does.
-func (a *Allowlist) Match(h Host) (string, bool) {
-	if h.IsAddr() {
-		return a.MatchAddr(h.Addr())
-	}
-	return a.MatchName(h.Name())
 }
 
 // defaultEntries are package registries, code hosts, CDNs and reference sites: enough to install

@@ -24,8 +24,14 @@ func TestParseAllowlist(t *testing.T) {
 		{"*.bücher.example", []string{"*.xn--bcher-kva.example"}},
 		{"0xcb.0.113.5, [2001:db8::1], ::ffff:203.0.113.6", []string{"203.0.113.5", "2001:db8::1", "203.0.113.6"}},
 		{"8.8.0.0/9, 8.8.8.8/32, 2606:4700::/33", []string{"8.0.0.0/9", "8.8.8.8/32", "2606:4700::/33"}[1:]},
-		{"*.githubusercontent.com", []string{"*.githubusercontent.com"}},
+		{"*.api.githubusercontent.test, raw.githubusercontent.com", []string{"*.api.githubusercontent.test", "raw.githubusercontent.com"}},
 		{"198.51.100.1, 192.0.2.0/24, 2001:db8::/48", []string{"198.51.100.1", "192.0.2.0/24", "2001:db8::/48"}},
+		// Ports.
+		{"GitHub.com.:22, github.com, *.Example.org:08443", []string{"github.com:22", "github.com", "*.example.org:8443"}},
+		{"0xcb.0.113.7:22, [2001:DB8::1]:8443, [::ffff:203.0.113.8]:443", []string{"203.0.113.7:22", "[2001:db8::1]:8443", "203.0.113.8:443"}},
+		{"203.0.113.0/24:8443, 2001:db8:1::/48:8443, 8.8.8.8/32:53", []string{"203.0.113.0/24:8443", "2001:db8:1::/48:8443", "8.8.8.8/32:53"}},
+		{"a.test:443, a.test:443, a.test.:0443", []string{"a.test:443"}},
+		{"2001:db8::1:443", []string{"2001:db8::1:443"}}, // an address: a port needs brackets
 	}
 	for _, tt := range tests {
 		if strings.Contains(tt.give, "8.8.0.0/9") {
@@ -85,8 +91,21 @@ func TestParseAllowlistErrors(t *testing.T) {
 		{"*.test", 1, egress.ErrTooBroad, "top-level"},
 		{"8.8.8.0/9", 1, egress.ErrMalformed, "host bits"},
 		{"https://github.com", 1, egress.ErrMalformed, "not a URL"},
-		{"github.com:443", 1, egress.ErrMalformed, "not a port"},
-		{"[2001:db8::1]:443", 1, egress.ErrMalformed, "not a port"},
+		{"github.com:0", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"github.com:65536", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"github.com:https", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"github.com:", 1, egress.ErrMalformed, "empty port"},
+		{"github.com:22:22", 1, egress.ErrMalformed, "neither a name nor an IP address"},
+		{"*.example.com:x", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"[2001:db8::1]:", 1, egress.ErrMalformed, "want [address]:port"},
+		{"[2001:db8::1]x", 1, egress.ErrMalformed, "want [address]:port"},
+		{"203.0.113.0/24:0", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"203.0.113.0/24:", 1, egress.ErrMalformed, "from 1 to 65535"},
+		{"127.0.0.1:8080", 1, egress.ErrNeverAllowed, "loopback"},
+		{"*.com:443", 1, egress.ErrTooBroad, "top-level"},
+		{"*.github.io:8443", 1, egress.ErrTooBroad, "github.io is a public suffix"},
+		{"*:443", 1, egress.ErrTooBroad, "every host"},
+		{"8.0.0.0/8:443", 1, egress.ErrTooBroad, "narrower than /8"},
 		{"git*hub.com", 1, egress.ErrMalformed, "wildcard"},
 		{"*.*.example.com", 1, egress.ErrMalformed, ""},
 		{"api.*.example.com", 1, egress.ErrMalformed, "wildcard"},
@@ -120,6 +139,64 @@ func TestParseAllowlistErrors(t *testing.T) {
 }
 
 func itoa(n int) string { return string(rune('0' + n)) }
+
+// TestParseAllowlistPublicSuffixes: a wildcard over a public suffix of either section of the
+// list, or over a domain with one below it, is refused with the suffix named, and so is a host
+// that is one; a name below a suffix names one registrant and is listed.
+func TestParseAllowlistPublicSuffixes(t *testing.T) {
+	tests := []struct {
+		give string
+		want string // a part of the error; empty: accepted
+	}{
+		// Private section: one company runs the suffix, anyone registers names under it.
+		{"*.ngrok.io", "ngrok.io is a public suffix (private section): anyone can register names under it"},
+		{"*.workers.dev", "workers.dev is a public suffix (private section)"},
+		{"*.github.io", "github.io is a public suffix (private section): anyone can register names under it"},
+		{"*.trycloudflare.com", "trycloudflare.com is a public suffix (private section)"},
+		{"*.githubusercontent.com", "githubusercontent.com is a public suffix (private section)"},
+		{"*.GitHub.IO.", "github.io is a public suffix (private section)"},
+		// Not a suffix itself, but with suffixes below: *.amazonaws.com holds everyone's buckets.
+		{"*.amazonaws.com", "below amazonaws.com lies the public suffix s3.amazonaws.com (private section)"},
+		{"*.us-east-1.amazonaws.com", "us-east-1.amazonaws.com is a public suffix (private section)"},
+		{"*.elb.amazonaws.com", "every name directly below elb.amazonaws.com is a public suffix"},
+		{"*.compute.amazonaws.com", "every name directly below compute.amazonaws.com is a public suffix (private section: *.compute.amazonaws.com)"},
+		// Their ICANN siblings.
+		{"*.co.uk", "co.uk is a public suffix (ICANN section)"},
+		{"*.com", "top-level domain"},
+		{"*.kawasaki.jp", "every name directly below kawasaki.jp is a public suffix (ICANN section: *.kawasaki.jp)"},
+		// Hosts that are suffixes name a registry, not a site.
+		{"github.io", "github.io is a public suffix (private section)"},
+		{"s3.amazonaws.com", "s3.amazonaws.com is a public suffix (private section)"},
+		{"co.uk", "co.uk is a public suffix (ICANN section)"},
+		{"com", "com is a public suffix (ICANN section)"},
+		// Below a suffix, or beside one: one registrant.
+		{"foo.github.io", ""},
+		{"*.foo.github.io", ""},
+		{"*.example.co.uk", ""},
+		{"amazonaws.com", ""},
+		{"ec2.amazonaws.com", ""},
+		{"*.my-bucket.s3.amazonaws.com", ""},
+		{"city.kawasaki.jp", ""},
+		{"*.github.com", ""},
+		{"intranet", ""}, // a single label the list does not name
+	}
+	for _, tt := range tests {
+		a, err := egress.ParseAllowlist(tt.give)
+		if tt.want == "" {
+			if err != nil {
+				t.Errorf("ParseAllowlist(%q): %v; want it listed", tt.give, err)
+			}
+			continue
+		}
+		if err == nil {
+			t.Errorf("ParseAllowlist(%q) = %q; want an error mentioning %q", tt.give, a.Entries(), tt.want)
+			continue
+		}
+		if !errors.Is(err, egress.ErrTooBroad) || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), `allowlist entry 1 (`) {
+			t.Errorf("ParseAllowlist(%q): %v; want entry 1, too broad, mentioning %q", tt.give, err, tt.want)
+		}
+	}
+}
 
 func TestParseAllowlistReportsEveryEntry(t *testing.T) {
 	_, err := egress.NewAllowlist([]string{"github.com", "", "10.0.0.1", "*.com", "ok.test", "8.0.0.0/7"})

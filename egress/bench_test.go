@@ -167,19 +167,29 @@ func clientHelloBytes(tb testing.TB, name string) []byte {
 	return append(hdr, body...)
 }
 
-// BenchmarkCheck measures a decision alone, for a listed name (with the in-memory resolver)
-// and for a refused spelling of the metadata address.
+// BenchmarkCheck measures a decision alone, for a listed name (with the in-memory resolver),
+// a refused spelling of the metadata address, an unlisted name, and in open mode a public
+// address and a port that is not allowed. The first, third and fourth include the look at this
+// host's own addresses (BenchmarkHostAddrs has it alone).
 func BenchmarkCheck(b *testing.B) {
 	list, err := egress.ParseAllowlist("allowed.test, *.example.org, 203.0.113.0/24")
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := egress.New(egress.Options{Allowlist: list, Resolver: newResolver(map[string][]string{"allowed.test": {"198.51.100.1"}})})
-	for _, target := range []string{"http://allowed.test/", "http://0xa9fea9fe/", "https://unlisted.example.com/"} {
-		b.Run(fmt.Sprintf("%q", target), func(b *testing.B) {
+	res := newResolver(map[string][]string{"allowed.test": {"198.51.100.1"}})
+	c := egress.New(egress.Options{Allowlist: list, Resolver: res})
+	open := egress.New(egress.Options{Mode: egress.ModeOpen, Allowlist: list, Resolver: res})
+	for _, tt := range []struct {
+		c      *egress.Checker
+		target string
+	}{
+		{c, "http://allowed.test/"}, {c, "http://0xa9fea9fe/"}, {c, "https://unlisted.example.com/"},
+		{open, "https://8.8.8.8/"}, {open, "8.8.8.8:22"},
+	} {
+		b.Run(fmt.Sprintf("%s/%q", tt.c.Mode(), tt.target), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = c.Check(context.Background(), target)
+				_ = tt.c.Check(context.Background(), tt.target)
 			}
 		})
 	}

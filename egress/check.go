@@ -50,6 +50,10 @@ const (
 	// ReasonPrivate: the host is, or resolves to, a never-allowed address (loopback,
 	// private, link-local, metadata, ...) or is a name that always means one (localhost).
 	ReasonPrivate Reason = "private_address"
+	// ReasonHostAddress: the host is, or resolves to, one of this host's own addresses (those
+	// of its interfaces, now), which no list or mode opens: a service listening on all
+	// interfaces would be reached there. Also when those addresses cannot be read.
+	ReasonHostAddress Reason = "host_address"
 	// ReasonReserved: in open mode, the host is or resolves to a documentation address that
 	// no entry lists.
 	ReasonReserved Reason = "reserved_address"
@@ -58,6 +62,10 @@ const (
 	// ReasonNotResolved: names are judged without resolving them (Options.NoResolve), and in
 	// open mode an unlisted name can only be judged by its addresses.
 	ReasonNotResolved Reason = "not_resolved"
+	// ReasonPortNotAllowed: the host may be reached, but not on this port. Every reachable
+	// host is reachable on 80 and 443; another port needs an entry that names it
+	// (host:port), and an entry with a port lists its hosts on that port only.
+	ReasonPortNotAllowed Reason = "port_not_allowed"
 	// ReasonInvalidTarget: the target is not a URL or host[:port], or its host is not a valid
 	// name or address.
 	ReasonInvalidTarget Reason = "invalid_target"
@@ -155,11 +163,14 @@ type Checker struct {
 	list      *Allowlist
 	resolver  Resolver
 	noResolve bool
+	own       *ownAddrs
 }
 
-// New returns a Checker for o.
+// New returns a Checker for o. The host addresses it refuses are those of the network
+// namespace of the thread that calls New (in Warden, the process's), as they are at each
+// check: it shares with every other Checker there a subscription to their changes.
 func New(o Options) *Checker {
-	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve}
+	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve, own: ownAddrsHere()}
 	if c.list == nil {
 		c.list = DefaultAllowlist()
 	}
@@ -197,19 +208,38 @@ func (c *Checker) CheckHost(ctx context.Context, h Host, port uint16) Decision {
 	return c.checkHost(ctx, h, port, extras{})
 }
 
-// match looks h up in the checker's list, then in the proxy's tenant's, then in the entries
-// the proxy was widened with.
-func (c *Checker) match(h Host, extra extras) (string, Reason, bool) {
-	if e, ok := c.list.Match(h); ok {
+// match looks h up, for port (0: any), in the checker's list, then in the proxy's tenant's,
+// then in the entries the proxy was widened with.
+func (c *Checker) match(h Host, port uint16, extra extras) (string, Reason, bool) {
+	if e, ok := c.list.MatchPort(h, port); ok {
 		return e, ReasonListed, true
 	}
-	if e, ok := extra.tenant.Match(h); ok {
+	if e, ok := extra.tenant.MatchPort(h, port); ok {
 		return e, ReasonAllowedTenant, true
 	}
-	if e, ok := extra.once.Match(h); ok {
+	if e, ok := extra.once.MatchPort(h, port); ok {
 		return e, ReasonAllowedOnce, true
 	}
 	return "", "", false
+}
+
+// portRefusal is the refusal of an unlisted port for a host no entry lists on it, if the port
+// is refused: an entry lists the host on other ports, or (in open mode, where every public host
+// is reachable on the default ports) the port is not a default one. Not refused, the host is
+// judged as unlisted.
+func (c *Checker) portRefusal(d Decision, h Host, port uint16, extra extras) (Decision, bool) {
+	if port == 0 || c.mode == ModeOpen && defaultPort(port) {
+		return d, false
+	}
+	if e, _, ok := c.match(h, 0, extra); ok {
+		return deny(d, ReasonPortNotAllowed, "%s is not listed on port %d (%s lists it on others: an entry without a port allows 80 and 443, one with a port that port only); list %s to allow it",
+			h, port, e, h.hostPort(port)), true
+	}
+	if c.mode == ModeOpen {
+		return deny(d, ReasonPortNotAllowed, "port %d is not allowed: in open mode every public host is reachable on 80 and 443 only; list %s to allow it",
+			port, h.hostPort(port)), true
+	}
+	return d, false
 }
 
 func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extras) Decision {
@@ -218,7 +248,7 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 		d.Host, d.Reason, d.Detail = "", ReasonInvalidTarget, "no host"
 		return d
 	}
-	entry, listedBy, listed := c.match(h, extra)
+	entry, listedBy, listed := c.match(h, port, extra)
 	if h.IsAddr() {
 		a := h.Addr()
 		d.Addrs = []netip.Addr{a}
@@ -226,13 +256,22 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 			return deny(d, ReasonPrivate, "%s is %s (%s), which is never allowed", a, r.Name, r.Prefix)
 		}
 		if listed {
+			if hd, refused := c.hostAddress(d, "", d.Addrs); refused {
+				return hd
+			}
 			return allow(d, listedBy, entry, "%s %s", a, listedAs(a.String(), entry))
+		}
+		if pd, refused := c.portRefusal(d, h, port, extra); refused {
+			return pd
 		}
 		if c.mode == ModeAllowlist {
 			return deny(d, ReasonNotAllowed, "%s is not on the allowlist", a)
 		}
 		if r, ok := Classify(a); ok {
 			return deny(d, ReasonReserved, "%s is %s (%s), reachable only when listed", a, r.Name, r.Prefix)
+		}
+		if hd, refused := c.hostAddress(d, "", d.Addrs); refused {
+			return hd
 		}
 		return allow(d, ReasonOpen, "", "%s is a public address and the mode is open", a)
 	}
@@ -241,9 +280,15 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 	if why, ok := forbiddenName(name); ok {
 		return deny(d, ReasonPrivate, "%s is %s, which is never allowed", name, why)
 	}
-	if !listed && c.mode == ModeAllowlist {
-		// Not resolved: an unlisted name costs no lookup, so DNS is no side channel here.
-		return deny(d, ReasonNotAllowed, "%s is not on the allowlist", name)
+	if !listed {
+		// Not resolved: an unlisted name (or port) costs no lookup, so DNS is no side
+		// channel here.
+		if pd, refused := c.portRefusal(d, h, port, extra); refused {
+			return pd
+		}
+		if c.mode == ModeAllowlist {
+			return deny(d, ReasonNotAllowed, "%s is not on the allowlist", name)
+		}
 	}
 	if c.noResolve {
 		if listed {
@@ -272,17 +317,40 @@ func (c *Checker) checkHost(ctx context.Context, h Host, port uint16, extra extr
 		// Open mode, unlisted name: a documentation address must be listed itself.
 		for _, a := range checked {
 			if r, ok := Classify(a); ok {
-				if _, _, ok := c.match(Host{addr: a}, extra); !ok {
+				if _, _, ok := c.match(Host{addr: a}, port, extra); !ok {
 					return deny(d, ReasonReserved, "%s resolves to %s, %s (%s), reachable only when listed", name, a, r.Name, r.Prefix)
 				}
 			}
 		}
+	}
+	if hd, refused := c.hostAddress(d, name, checked); refused {
+		return hd
 	}
 	d.Addrs = checked
 	if listed {
 		return allow(d, listedBy, entry, "%s %s and resolves to %s", name, listedAs(name, entry), addrList(checked))
 	}
 	return allow(d, ReasonOpen, "", "%s resolves to public addresses (%s) and the mode is open", name, addrList(checked))
+}
+
+// hostAddress refuses addrs, the addresses of name ("" for an address target), if one of them
+// is one of this host's own now, or if those cannot be read. It costs a system call, so it is
+// the last question before an allow: a target refused for another reason does not pay it.
+func (c *Checker) hostAddress(d Decision, name string, addrs []netip.Addr) (Decision, bool) {
+	own, err := c.own.current()
+	if err != nil {
+		return deny(d, ReasonHostAddress, "this host's own addresses cannot be read, so no address is allowed: %v", err), true
+	}
+	for _, a := range addrs {
+		if !isOwn(own, a) {
+			continue
+		}
+		if name == "" {
+			return deny(d, ReasonHostAddress, "%s is one of this host's own addresses, which are never allowed: it would reach the services listening on this host", a), true
+		}
+		return deny(d, ReasonHostAddress, "%s resolves to %s, one of this host's own addresses, which are never allowed: it would reach the services listening on this host", name, a), true
+	}
+	return d, false
 }
 
 func deny(d Decision, r Reason, format string, args ...any) Decision {

@@ -21,7 +21,7 @@ func TestCheck(t *testing.T) {
 		"listeddoc.test":     {"203.0.113.9"},
 		"empty.svc.test":     {},
 		"unlisted.test":      {"203.0.113.200"},
-		"xn--bcher-kva.test": {"203.0.113.50"},
+		"xn--bcher-kva.test": {"203.0.113.51"},
 	})
 	list, err := egress.ParseAllowlist("allowed.test *.svc.test,203.0.113.9, 8.8.4.0/24 bücher.test")
 	if err != nil {
@@ -43,10 +43,10 @@ func TestCheck(t *testing.T) {
 		entry  string
 	}{
 		{"listed name", allowlist, "http://allowed.test/x", true, egress.ReasonListed, "allowed.test", []string{"198.51.100.1"}, "allowed.test"},
-		{"listed name, odd spelling", allowlist, "ALLOWED.test.:8080", true, egress.ReasonListed, "allowed.test", []string{"198.51.100.1"}, "allowed.test"},
+		{"listed name, odd spelling", allowlist, "ALLOWED.test.:443", true, egress.ReasonListed, "allowed.test", []string{"198.51.100.1"}, "allowed.test"},
 		{"wildcard, every address checked, duplicates dropped", allowlist, "https://api.svc.test", true, egress.ReasonListed, "api.svc.test", []string{"203.0.113.7", "2001:db8::7"}, "*.svc.test"},
 		{"mapped answer is dialled as IPv4", allowlist, "mapped.svc.test:443", true, egress.ReasonListed, "mapped.svc.test", []string{"203.0.113.8"}, "*.svc.test"},
-		{"IDNA", allowlist, "http://BÜCHER.test/", true, egress.ReasonListed, "xn--bcher-kva.test", []string{"203.0.113.50"}, "xn--bcher-kva.test"},
+		{"IDNA", allowlist, "http://BÜCHER.test/", true, egress.ReasonListed, "xn--bcher-kva.test", []string{"203.0.113.51"}, "xn--bcher-kva.test"},
 		{"wildcard does not list the domain itself", allowlist, "svc.test", false, egress.ReasonNotAllowed, "svc.test", nil, ""},
 		{"unlisted name", allowlist, "unlisted.test", false, egress.ReasonNotAllowed, "unlisted.test", nil, ""},
 		{"listed name with no address", allowlist, "empty.svc.test", false, egress.ReasonUnresolvable, "empty.svc.test", nil, ""},
@@ -89,6 +89,81 @@ func TestCheck(t *testing.T) {
 	}
 	if n := res.lookups("unlisted.test"); n != 0 {
 		t.Errorf("an unlisted name was looked up %d times in allowlist mode; want none", n)
+	}
+}
+
+// TestCheckPorts: every reachable host is reachable on 80 and 443; another port needs an
+// entry that names it, and an entry with a port lists its hosts on that port only, in both
+// modes.
+func TestCheckPorts(t *testing.T) {
+	res := newResolver(map[string][]string{
+		"web.test":     {"198.51.100.1"},
+		"git.test":     {"9.9.9.9"},
+		"both.test":    {"198.51.100.5"},
+		"api.svc.test": {"203.0.113.7"},
+		"public.test":  {"8.8.8.8"},
+	})
+	list, err := egress.ParseAllowlist("web.test, git.test:22, both.test, both.test:8443, *.svc.test:8443, 203.0.113.9:22, [2001:db8::1]:8443, 8.8.4.0/24:5432")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowlist := egress.New(egress.Options{Allowlist: list, Resolver: res})
+	open := egress.New(egress.Options{Mode: egress.ModeOpen, Allowlist: list, Resolver: res})
+	tests := []struct {
+		name   string
+		c      *egress.Checker
+		give   string
+		allow  bool
+		reason egress.Reason
+		entry  string
+	}{
+		{"default port", allowlist, "web.test:443", true, egress.ReasonListed, "web.test"},
+		{"default port, by scheme", allowlist, "http://web.test/", true, egress.ReasonListed, "web.test"},
+		{"another port", allowlist, "web.test:8443", false, egress.ReasonPortNotAllowed, ""},
+		{"another port, by URL", allowlist, "https://web.test:22/", false, egress.ReasonPortNotAllowed, ""},
+		{"a scheme with another port", allowlist, "ftp://web.test/", false, egress.ReasonPortNotAllowed, ""},
+		{"no port: the host alone", allowlist, "git.test", true, egress.ReasonListed, "git.test:22"},
+		{"the entry's port", allowlist, "git.test:22", true, egress.ReasonListed, "git.test:22"},
+		{"an entry with a port lists that port only", allowlist, "git.test:443", false, egress.ReasonPortNotAllowed, ""},
+		{"two entries, default port", allowlist, "both.test:80", true, egress.ReasonListed, "both.test"},
+		{"two entries, named port", allowlist, "both.test:8443", true, egress.ReasonListed, "both.test:8443"},
+		{"two entries, neither", allowlist, "both.test:22", false, egress.ReasonPortNotAllowed, ""},
+		{"wildcard with a port", allowlist, "api.svc.test:8443", true, egress.ReasonListed, "*.svc.test:8443"},
+		{"wildcard with a port, default port", allowlist, "api.svc.test:443", false, egress.ReasonPortNotAllowed, ""},
+		{"IP with a port", allowlist, "203.0.113.9:22", true, egress.ReasonListed, "203.0.113.9:22"},
+		{"IP with a port, another", allowlist, "203.0.113.9:80", false, egress.ReasonPortNotAllowed, ""},
+		{"IPv6 with a port", allowlist, "[2001:db8::1]:8443", true, egress.ReasonListed, "[2001:db8::1]:8443"},
+		{"CIDR with a port", allowlist, "8.8.4.4:5432", true, egress.ReasonListed, "8.8.4.0/24:5432"},
+		{"CIDR with a port, another", allowlist, "8.8.4.4:443", false, egress.ReasonPortNotAllowed, ""},
+		{"unlisted host, another port", allowlist, "public.test:8443", false, egress.ReasonNotAllowed, ""},
+		{"open: default port", open, "public.test:443", true, egress.ReasonOpen, ""},
+		{"open: another port", open, "public.test:8443", false, egress.ReasonPortNotAllowed, ""},
+		{"open: IP, another port", open, "8.8.8.8:22", false, egress.ReasonPortNotAllowed, ""},
+		{"open: an entry adds its port", open, "8.8.4.4:5432", true, egress.ReasonListed, "8.8.4.0/24:5432"},
+		{"open: listed on a port, default port", open, "git.test:443", true, egress.ReasonOpen, ""},
+		{"open: listed on a port, another", open, "git.test:8443", false, egress.ReasonPortNotAllowed, ""},
+		{"open: documentation IP listed on another port", open, "203.0.113.9:443", false, egress.ReasonReserved, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := tt.c.Check(context.Background(), tt.give)
+			if d.Allow != tt.allow || d.Reason != tt.reason || d.Entry != tt.entry {
+				t.Errorf("Check(%q) = %s %s entry %q (%s); want %v %s entry %q", tt.give, d.Verdict(), d.Reason, d.Entry, d.Detail, tt.allow, tt.reason, tt.entry)
+			}
+			if !d.Allow && len(d.Addrs) != 0 {
+				t.Errorf("Check(%q): denied with addresses %v", tt.give, d.Addrs)
+			}
+			if d.Reason == egress.ReasonPortNotAllowed {
+				if !strings.Contains(d.Detail, "port ") || !strings.Contains(d.Detail, "list ") {
+					t.Errorf("Check(%q): the detail %q does not name the port and how to allow it", tt.give, d.Detail)
+				}
+			}
+		})
+	}
+	// A refused port costs no lookup: web.test was resolved for its two allowed checks, and
+	// public.test for open mode's default port only.
+	if a, b := res.lookups("web.test"), res.lookups("public.test"); a != 2 || b != 1 {
+		t.Errorf("web.test was looked up %d times, public.test %d; want 2 and 1", a, b)
 	}
 }
 

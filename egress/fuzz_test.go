@@ -117,6 +117,10 @@ func FuzzParseAllowlist(f *testing.F) {
 		"*.bücher.example", "0xcb.0.113.5, [2001:db8::1], ::ffff:203.0.113.6", "8.0.0.0/9, 2606:4700::/33",
 		"127.0.0.1", "10.0.0.0/9", "100.64.0.0/10", "fc00::/33", "*.com", "*.co.uk", "*", "8.8.8.0/9",
 		"https://github.com", "github.com:443", "git*hub.com", "64:ff9b::/96", "localhost, *.localhost",
+		"*.github.io", "*.amazonaws.com", "github.io", "foo.github.io",
+		"host.test:8443", "*.example.com:8443", "203.0.113.7:22", "[2001:db8::1]:8443", "203.0.113.0/24:8443",
+		"2001:db8:1::/48:8443", "a.test:0", "a.test:", "a.test:65536", "a.test:22:22", "[::1]:22", "*:80",
+		"0x7f.1:8080", "2001:db8::1:443", "[2001:db8::1]x", "10.0.0.0/8:443", "*.co.uk:443",
 		egress.DefaultAllowlist().String(),
 	} {
 		f.Add(s)

@@ -44,7 +44,8 @@ type ProxyOptions struct {
 }
 
 // A Proxy is an HTTP forward proxy and CONNECT handler that lets through only what its Checker
-// allows, and connects only to the addresses the check saw. A refused request gets 403 with
+// allows (on ports 80 and 443, or one an entry names), and connects only to the addresses the
+// check saw. A refused request gets 403 with
 // the reason in the X-Warden-Egress-Reason header and the body.
 //
 // The target is always the request-target (absolute-form URL or CONNECT authority); the Host
@@ -97,7 +98,7 @@ func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
 		o.ReadHeaderTimeout = 10 * time.Second
 	}
 	p := &Proxy{checker: c, opts: o, tunnels: map[net.Conn]struct{}{}}
-	p.dialer = net.Dialer{Timeout: o.DialTimeout, Control: refuseNeverAllowed}
+	p.dialer = net.Dialer{Timeout: o.DialTimeout, Control: p.refuseAtConnect}
 	p.tr = &http.Transport{
 		Proxy:                 nil, // never chain to the host's own proxy settings
 		DialContext:           p.DialContext,
@@ -111,30 +112,56 @@ func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
 		Rewrite:   func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
 		Transport: p.tr,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if re, ok := errors.AsType[*RefusedError](err); ok {
+				refuse(w, r.URL.Host, re.Decision) // DialContext reported it
+				return
+			}
 			answer(w, http.StatusBadGateway, "", fmt.Sprintf("warden egress: %s: the upstream failed: %v\n", r.URL.Host, err))
 		},
 	}
 	return p, nil
 }
 
-// refuseNeverAllowed runs just before every connect(2): whatever path led here, a socket is
-// never connected to a never-allowed address.
-func refuseNeverAllowed(_, address string, _ syscall.RawConn) error {
+// refuseAtConnect runs just before every connect(2): whatever path led here, a socket is never
+// connected to a never-allowed address or to one of this host's own addresses as last read.
+func (p *Proxy) refuseAtConnect(_, address string, _ syscall.RawConn) error {
 	ap, err := netip.ParseAddrPort(address)
 	if err != nil {
 		return fmt.Errorf("egress: refusing to dial %q: not an address", address)
 	}
-	if r, ok := Classify(ap.Addr()); ok && r.NeverAllowed {
+	a := canonicalAddr(ap.Addr())
+	if r, ok := Classify(a); ok && r.NeverAllowed {
 		return fmt.Errorf("egress: refusing to dial %s: %s", ap, r.Name)
 	}
+	// The addresses as the check just read them: asking the kernel again would cost a system
+	// call per connection, and a change since is caught after connect(2) (selfConnected).
+	own, err := p.checker.own.known()
+	if err != nil || isOwn(own, a) {
+		return &RefusedError{Decision: deny(Decision{Host: a.String(), Port: ap.Port()}, ReasonHostAddress,
+			"%s is one of this host's own addresses (or they cannot be read), which are never allowed", a)}
+	}
 	return nil
+}
+
+// selfConnected reports whether c connects this host to itself: the kernel picks the
+// destination itself as the source of a connection to a local address (or a local route's
+// preferred source), so this holds for every address the kernel delivers locally, including
+// routes of type local that are no interface's address, which the address check cannot know.
+func selfConnected(c net.Conn) (netip.Addr, bool) {
+	l, lok := c.LocalAddr().(*net.TCPAddr)
+	r, rok := c.RemoteAddr().(*net.TCPAddr)
+	if !lok || !rok {
+		return netip.Addr{}, false
+	}
+	la, ra := canonicalAddr(l.AddrPort().Addr()), canonicalAddr(r.AddrPort().Addr())
+	return ra, la == ra
 }
 
 // Checker returns the proxy's checker.
 func (p *Proxy) Checker() *Checker { return p.checker }
 
 // AllowOnce widens this proxy's allowlist in place with one entry (host, *.domain, IP or
-// CIDR, under the rules of the allowlist), for the rest of its life. Requests already refused
+// CIDR, with an optional :port, under the rules of the allowlist), for the rest of its life. Requests already refused
 // are not replayed. A never-allowed, malformed or too broad entry is an error and changes
 // nothing.
 func (p *Proxy) AllowOnce(entry string) error {
@@ -216,7 +243,11 @@ func (p *Proxy) DialContext(ctx context.Context, network, addr string) (net.Conn
 	if !d.Allow {
 		return nil, &RefusedError{Decision: *d}
 	}
-	return p.dialChecked(ctx, *d)
+	c, err := p.dialChecked(ctx, *d)
+	if re, ok := errors.AsType[*RefusedError](err); ok {
+		p.report(re.Decision)
+	}
+	return c, err
 }
 
 // A RefusedError is a dial the check refused.
@@ -229,7 +260,9 @@ func (e *RefusedError) Error() string {
 	return fmt.Sprintf("egress: %s refused (%s): %s", e.Decision.Host, e.Decision.Reason, e.Decision.Detail)
 }
 
-// dialChecked connects to the first of d.Addrs that answers.
+// dialChecked connects to the first of d.Addrs that answers. A connection refused at the last
+// moment (the address became one of this host's own after the check, or the connection
+// turned out to reach this host) ends the dial with a *RefusedError.
 func (p *Proxy) dialChecked(ctx context.Context, d Decision) (net.Conn, error) {
 	if len(d.Addrs) == 0 || d.Port == 0 {
 		return nil, fmt.Errorf("egress: %s: no checked address and port to dial", d.Host)
@@ -238,7 +271,16 @@ func (p *Proxy) dialChecked(ctx context.Context, d Decision) (net.Conn, error) {
 	for _, a := range d.Addrs {
 		c, err := p.dialer.DialContext(ctx, "tcp", netip.AddrPortFrom(a, d.Port).String())
 		if err == nil {
+			if self, ok := selfConnected(c); ok {
+				// The handshake is done, but not a byte is sent.
+				c.Close()
+				return nil, &RefusedError{Decision: deny(d, ReasonHostAddress,
+					"%s reaches this host itself (the kernel delivers %s locally), which is never allowed", d.Host, self)}
+			}
 			return c, nil
+		}
+		if _, ok := errors.AsType[*RefusedError](err); ok {
+			return nil, err
 		}
 		errs = append(errs, err)
 		if ctx.Err() != nil {
@@ -325,6 +367,11 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	upstream, err := p.dialChecked(ctx, d)
+	if re, ok := errors.AsType[*RefusedError](err); ok {
+		p.report(re.Decision)
+		refuse(w, t.String(), re.Decision)
+		return
+	}
 	if err != nil {
 		answer(w, http.StatusBadGateway, "", fmt.Sprintf("warden egress: CONNECT %s: allowed, but the connection failed: %v\n", t, err))
 		return

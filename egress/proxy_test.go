@@ -46,7 +46,8 @@ func newProxyFixture(tb testing.TB, mode egress.Mode, po egress.ProxyOptions) *p
 		"other.test":    {far},
 		"metadata.test": {"169.254.169.254"},
 	})
-	list, err := egress.ParseAllowlist("allowed.test, *.allowed.test, metadata.test, rebind.test")
+	// The test host's echo (7) and SMTP-like (25) ports are listed too, for the tunnels.
+	list, err := egress.ParseAllowlist("allowed.test, *.allowed.test, metadata.test, rebind.test, allowed.test:7, allowed.test:25")
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -613,6 +614,17 @@ func TestProxyConnectServerName(t *testing.T) {
 		}
 		refused(t, "cdn.example.com", 443,
 			"the TLS server name www.example.com does not match the CONNECT host cdn.example.com and is not on the allowlist")
+	})
+	t.Run("a name listed on another port only", func(t *testing.T) {
+		// git.example.com is listed for port 22: a tunnel to 443 may not carry it.
+		if err := f.proxy.AllowOnce("git.example.com:22"); err != nil {
+			t.Fatal(err)
+		}
+		_, err := tlsGet(openTunnel(t, f, "cdn.example.com:443"), &tls.Config{ServerName: "git.example.com", InsecureSkipVerify: true}, "/port")
+		if err == nil || !strings.Contains(err.Error(), "access denied") {
+			t.Fatalf("git.example.com through cdn.example.com:443: %v; want the handshake refused", err)
+		}
+		refused(t, "cdn.example.com", 443, "the TLS server name git.example.com does not match the CONNECT host")
 	})
 	t.Run("a name listed separately", func(t *testing.T) {
 		// *.allowed.test is on the checker's list.

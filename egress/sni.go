@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"sync/atomic"
 	"time"
 )
@@ -286,9 +287,9 @@ func (c *cursor) skipVec16() bool {
 // true when it may go on, else the refusal.
 //
 // In allowlist mode the name must be t's host itself or a name the proxy's lists (the
-// checker's, the tenant's, AllowOnce's) list by name; it is not resolved, since nothing
+// checker's, the tenant's, AllowOnce's) list by name on t's port; it is not resolved, since nothing
 // connects to its addresses. In both modes a name that is never allowed (localhost, the
-// metadata names) or an address in a never-allowed range is refused, and in allowlist mode so
+// metadata names) or an address in a never-allowed range or of this host is refused, and in allowlist mode so
 // is any address: a server name is never one (RFC 6066).
 func (p *Proxy) checkServerName(t Target, sni string) (Decision, bool) {
 	if sni == "" || sni == t.Host.Name() {
@@ -306,6 +307,9 @@ func (p *Proxy) checkServerName(t Target, sni string) (Decision, bool) {
 		if r, ok := Classify(a); ok && r.NeverAllowed {
 			return refuse("the TLS server name %q is %s, %s (%s), which is never allowed", sni, a, r.Name, r.Prefix)
 		}
+		if _, own := p.checker.hostAddress(Decision{}, "", []netip.Addr{a}); own {
+			return refuse("the TLS server name %q is %s, one of this host's own addresses (or they cannot be read), which are never allowed", sni, a)
+		}
 		if p.checker.mode == ModeAllowlist {
 			return refuse("the TLS server name %q is an IP address, which a server name never is", sni)
 		}
@@ -318,7 +322,7 @@ func (p *Proxy) checkServerName(t Target, sni string) (Decision, bool) {
 	if p.checker.mode == ModeOpen || h == t.Host {
 		return Decision{}, true
 	}
-	if _, _, ok := p.checker.match(h, p.extras()); ok {
+	if _, _, ok := p.checker.match(h, t.Port, p.extras()); ok {
 		return Decision{}, true
 	}
 	return refuse("the TLS server name %s does not match the CONNECT host %s and is not on the allowlist", name, t.Host)

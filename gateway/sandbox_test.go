@@ -118,10 +118,15 @@ func TestSandboxEgressAndAllowHost(t *testing.T) {
 		t.Fatalf("a direct connection left the sandbox:\n%s", out)
 	}
 
-	// A host no answer could open is refused before anybody is asked.
+	// A host no answer could open is refused before anybody is asked: a never-allowed
+	// address, a wildcard over a public suffix of the list's private section.
 	out, isErr := call(t, a, "sandbox_allow_host", map[string]any{"host": "169.254.169.254"})
 	if !isErr || !strings.Contains(out, "invalid_input") {
 		t.Errorf("the metadata address: %v %s", isErr, out)
+	}
+	out, isErr = call(t, a, "sandbox_allow_host", map[string]any{"host": "*.github.io"})
+	if !isErr || !strings.Contains(out, "invalid_input") || !strings.Contains(out, "github.io is a public suffix (private section)") {
+		t.Errorf("*.github.io: %v %s", isErr, out)
 	}
 	select {
 	case c := <-r.cards:

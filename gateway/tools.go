@@ -62,7 +62,8 @@ var kindDescriptions = map[string]string{
 	"net_search":     "Search the web.",
 	kindAllowHost: "Ask a person to let this session's sandboxed commands reach a host that is not on the egress allowlist. " +
 		"The person may allow it once (this session), for the whole tenant (saved), or not at all; a yes takes effect at once. " +
-		"Private, loopback, link-local and metadata addresses can never be allowed.",
+		"host is one egress allowlist entry: a name, *.domain, an IP address or a CIDR, with :port for a port other than 80 and 443 (git.example.com:22). " +
+		"Private, loopback, link-local and metadata addresses, this host's own addresses and whole public suffixes (*.github.io) can never be allowed.",
 }
 
 // nativeSchema is the JSON Schema of a built-in tool's input.

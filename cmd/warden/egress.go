@@ -22,8 +22,9 @@ func newEgressCmd() *cobra.Command {
 		Use:   "egress",
 		Short: "The sandbox's outbound network rules",
 		Long: `The rules for what a sandboxed command may reach: an allowlist of hosts, *.domain, public
-IPs and CIDRs, the never-allowed ranges (loopback, private, link-local and metadata, ...), and
-the modes SANDBOX_EGRESS=allowlist|open. See docs/egress.md.`,
+IPs and CIDRs (each with an optional :port), the never-allowed ranges (loopback, private,
+link-local and metadata, ...) and this host's own addresses, the ports (80 and 443, and those
+entries name), and the modes SANDBOX_EGRESS=allowlist|open. See docs/egress.md.`,
 		Args: cobra.NoArgs,
 	}
 	cmd.AddCommand(newEgressCheckCmd())
@@ -46,8 +47,10 @@ func newEgressCheckCmd() *cobra.Command {
 		Short: "Judge one target as the egress proxy would: allow or deny, and why",
 		Long: `Judge one target, a URL or host[:port], as the egress proxy would: the host is normalised
 (127.1, 0x7f.1, 2130706433 and [::ffff:127.0.0.1] are all 127.0.0.1), a name is resolved and
-every address it resolves to is checked, and never-allowed addresses are refused whatever the
-list says.
+every address it resolves to is checked, and never-allowed addresses and this host's own (its
+interfaces' addresses, now) are refused whatever the list says. A target with a port other than
+80 and 443 is allowed only if an entry names that port (host:8443); a target without a port is
+judged by its host alone.
 
 The list is --allowlist if given, else SANDBOX_EGRESS_ALLOWLIST, else the default list; the mode
 is --mode if given, else SANDBOX_EGRESS (an unknown value is reported and counts as allowlist).

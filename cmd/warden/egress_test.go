@@ -2,8 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"net"
+	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/wardenhq/warden/egress"
 )
 
 type egressJSON struct {
@@ -61,6 +65,12 @@ func TestEgressCheck(t *testing.T) {
 		{"a port pin for another name does not interfere", []string{"--mode", "open", "--resolve", "a.test:443:8.8.4.4", "--resolve", "b.test:8.8.8.8", "http://b.test/"}, "allow", "b.test", "open_mode"},
 		{"invalid target is a decision", []string{"http://1.2.3.256/"}, "deny", "http://1.2.3.256/", "invalid_target"},
 		{"empty allowlist", []string{"--allowlist", "", "github.com"}, "deny", "github.com", "not_allowed"},
+		{"listed, another port", []string{"--allowlist", "allowed.test", "--resolve", "allowed.test:198.51.100.1", "allowed.test:8443"}, "deny", "allowed.test", "port_not_allowed"},
+		{"listed with its port", []string{"--allowlist", "allowed.test:8443", "--resolve", "allowed.test:198.51.100.1", "https://allowed.test:8443/"}, "allow", "allowed.test", "listed"},
+		{"listed with a port, the default port", []string{"--allowlist", "allowed.test:8443", "--resolve", "allowed.test:198.51.100.1", "https://allowed.test/"}, "deny", "allowed.test", "port_not_allowed"},
+		{"listed IPv6 with a port", []string{"--allowlist", "[2001:db8::1]:22", "[2001:db8::1]:22"}, "allow", "2001:db8::1", "listed"},
+		{"open, another port", []string{"--mode", "open", "8.8.8.8:22"}, "deny", "8.8.8.8", "port_not_allowed"},
+		{"open, a listed port", []string{"--mode", "open", "--allowlist", "8.8.8.8:22", "8.8.8.8:22"}, "allow", "8.8.8.8", "listed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,6 +107,46 @@ func TestEgressCheckRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestEgressCheckHostAddress: an address of one of this machine's interfaces is refused, even
+// in open mode and listed. It skips on a machine whose interfaces have only never-allowed
+// addresses (those are private_address) or only the test hosts' (which come and go).
+func TestEgressCheckHostAddress(t *testing.T) {
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Skip(err)
+	}
+	var own netip.Addr
+	for _, a := range addrs {
+		p, ok := a.(*net.IPNet)
+		if !ok {
+			continue
+		}
+		ip, _ := netip.AddrFromSlice(p.IP)
+		ip = ip.Unmap()
+		r, special := egress.Classify(ip)
+		if ip.IsValid() && (!special || !r.NeverAllowed) && !testHostRanges[0].Contains(ip) && !testHostRanges[1].Contains(ip) {
+			own = ip
+			break
+		}
+	}
+	if !own.IsValid() {
+		t.Skip("no interface address outside the never-allowed ranges and the test hosts' to check")
+	}
+	target := netip.AddrPortFrom(own, 443).String()
+	for _, args := range [][]string{
+		{"--mode", "open", "--allowlist", own.String(), target}, // listed: a documentation address is reachable only so
+		{"--allowlist", own.String(), target},
+	} {
+		d := egressCheck(t, args...)
+		if d.Decision != "deny" || d.Reason != "host_address" || !strings.Contains(d.Detail, "this host's own addresses") {
+			t.Errorf("%v: %s %s (%s); want deny host_address", args, d.Decision, d.Reason, d.Detail)
+		}
+	}
+}
+
+// testHostRanges are where test hosts (internal/testnet) put the near ends of their links.
+var testHostRanges = []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24")}
 
 func TestEgressCheckEnvironment(t *testing.T) {
 	t.Setenv("SANDBOX_EGRESS", "")
@@ -154,6 +204,9 @@ func TestEgressCheckUsageErrors(t *testing.T) {
 		{"empty mode", []string{"--mode", "", "a.test"}, `--mode ""`},
 		{"bad list", []string{"--allowlist", "ok.test, 10.0.0.0/8, 1.0.0.0/8", "a.test"}, `--allowlist: allowlist entry 2 ("10.0.0.0/8")`},
 		{"too broad", []string{"--allowlist", "ok.test, 10.0.0.0/8, 1.0.0.0/8", "a.test"}, `allowlist entry 3 ("1.0.0.0/8"): too broad`},
+		{"a private-section suffix", []string{"--allowlist", "ok.test *.github.io", "a.test"}, `allowlist entry 2 ("*.github.io"): too broad: github.io is a public suffix (private section): anyone can register names under it`},
+		{"a domain with a suffix below it", []string{"--allowlist", "*.amazonaws.com", "a.test"}, `allowlist entry 1 ("*.amazonaws.com"): too broad: below amazonaws.com lies the public suffix s3.amazonaws.com`},
+		{"a bad port", []string{"--allowlist", "ok.test, ok.test:0", "a.test"}, `allowlist entry 2 ("ok.test:0"): malformed entry: port "0" is not a number from 1 to 65535`},
 		{"resolve without address", []string{"--resolve", "a.test", "a.test"}, "--resolve"},
 		{"resolve to a name", []string{"--resolve", "a.test:b.test", "a.test"}, "not an IP address"},
 		{"resolve unbracketed IPv6", []string{"--resolve", "a.test:2001:db8::1", "a.test"}, "brackets"},

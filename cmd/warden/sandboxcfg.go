@@ -101,7 +101,7 @@ func (st *sandboxState) summary() string {
 // egressSummary names the egress mode and list, for the banner and /readyz.
 func (st *sandboxState) egressSummary() string {
 	if st.egress.Mode == egress.ModeOpen {
-		return "open: any public address (never private, loopback, link-local or metadata ones), and no sandbox_allow_host cards"
+		return "open: any public address on ports 80 and 443 (never private, loopback, link-local, metadata or this host's own ones), and no sandbox_allow_host cards"
 	}
 	list := "the default list"
 	if st.egress.Replaced {
