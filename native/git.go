@@ -3,10 +3,12 @@ package native
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -61,13 +63,20 @@ func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) 
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.checkDir(cwd, rel); err != nil {
+	root, err := e.openRoot()
+	if err != nil {
 		return Result{}, err
 	}
+	defer root.Close()
+	d, err := e.workDir(root, cwd, rel)
+	if err != nil {
+		return Result{}, err
+	}
+	d.Close()
 	if e.git == "" {
 		return Result{}, failf("%s needs git, which is not installed", a.Kind)
 	}
-	gitDir, workTree, err := e.findRepo(cwd, rel)
+	gitDir, workTree, err := e.findRepo(root, rel)
 	if err != nil {
 		return Result{}, err
 	}
@@ -106,81 +115,138 @@ func withNewline(s string) string {
 	return s
 }
 
-// findRepo finds the repository of cwd: the nearest .git at or above it, not above the
-// workspace, whose git directory (a .git file or a link may point elsewhere) lies inside the
-// workspace too.
-func (e *Executor) findRepo(cwd, rel string) (gitDir, workTree string, err error) {
-	for d := cwd; ; d = filepath.Dir(d) {
-		if _, inside := e.rel(d); !inside {
-			break
+// findRepo finds the repository of the directory rel: the nearest .git at or above it, not
+// above the workspace, whose git directory (a .git file or a link may point elsewhere) lies
+// inside the workspace too. It looks through root only, so a link swapped in meanwhile cannot
+// lead it out. It returns the real paths of the git directory and the work tree.
+func (e *Executor) findRepo(root *os.Root, rel string) (gitDir, workTree string, err error) {
+	for d := rel; ; d = path.Dir(d) {
+		st, err := root.Lstat(path.Join(d, ".git"))
+		if err == nil {
+			gd, err := e.gitDirAt(root, d, st)
+			return gd, filepath.Join(e.ws, d), err
 		}
-		dotgit := filepath.Join(d, ".git")
-		if st, err := os.Lstat(dotgit); err == nil {
-			gd, err := e.gitDirAt(dotgit, st)
-			return gd, d, err
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", fsFailure("look for the repository of", rel, err)
 		}
-		if d == e.ws {
+		if d == "." {
 			break
 		}
 	}
 	return "", "", failf("%s is not in a git repository inside the workspace", show(rel))
 }
 
-// gitDirAt returns the real git directory that a .git entry stands for, checked to be inside
-// the workspace with the common directory of a linked work tree.
-func (e *Executor) gitDirAt(dotgit string, st fs.FileInfo) (string, error) {
-	gd := dotgit
+// gitDirAt returns the real path of the git directory that the .git entry in the directory
+// d stands for, opened through root and so inside the workspace, as is the common directory
+// of a linked work tree.
+func (e *Executor) gitDirAt(root *os.Root, d string, st fs.FileInfo) (string, error) {
+	dotgit := path.Join(d, ".git")
+	target, named := dotgit, dotgit
 	if st.Mode().IsRegular() {
-		b, err := readSmall(dotgit)
+		dir, err := root.OpenRoot(d)
+		if err != nil {
+			return "", fsFailure("read", dotgit, err)
+		}
+		b, err := readSmall(dir, ".git", dotgit)
+		dir.Close()
+		if err != nil {
+			return "", err
+		}
 		line, _, _ := strings.Cut(string(b), "\n")
 		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-		if err != nil || !ok {
-			return "", failf("%s is a .git file that does not name a git directory", e.display(dotgit))
+		if !ok {
+			return "", failf("%s is a .git file that does not name a git directory", dotgit)
 		}
-		gd = strings.TrimSpace(p)
-		if !filepath.IsAbs(gd) {
-			gd = filepath.Join(filepath.Dir(dotgit), gd)
+		named = strings.TrimSpace(p)
+		if target, err = e.within(d, named, "git directory"); err != nil {
+			return "", err
 		}
 	}
-	real, err := filepath.EvalSymlinks(gd)
+	real, g, err := e.realDir(root, target, named, "git directory")
 	if err != nil {
-		return "", failf("the git directory %s cannot be used: %v", e.display(gd), err)
+		return "", err
 	}
-	if _, inside := e.rel(real); !inside {
-		return "", failf("the git directory of this repository (%s) is outside the workspace", real)
-	}
+	defer g.Close()
 	// A linked work tree takes its objects, references and configuration from a common directory.
-	if b, err := readSmall(filepath.Join(real, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(real, c)
-		}
-		creal, err := filepath.EvalSymlinks(c)
-		if err != nil {
-			return "", failf("the common git directory %s cannot be used: %v", e.display(c), err)
-		}
-		if _, inside := e.rel(creal); !inside {
-			return "", failf("the common git directory of this repository (%s) is outside the workspace", creal)
-		}
+	if _, err := g.Lstat("commondir"); errors.Is(err, fs.ErrNotExist) {
+		return real, nil
 	}
+	realRel, _ := e.rel(real)
+	b, err := readSmall(g, "commondir", path.Join(realRel, "commondir"))
+	if err != nil {
+		return "", err
+	}
+	c := strings.TrimSpace(string(b))
+	cTarget, err := e.within(realRel, c, "common git directory")
+	if err != nil {
+		return "", err
+	}
+	_, cg, err := e.realDir(root, cTarget, c, "common git directory")
+	if err != nil {
+		return "", err
+	}
+	cg.Close()
 	return real, nil
 }
 
-// display is a path as the model sees it: relative when inside the workspace.
-func (e *Executor) display(p string) string {
-	if rel, ok := e.rel(p); ok {
-		return show(rel)
+// within returns a path a git file names (absolute, or relative to the directory base) as a
+// path for the workspace's root: still unresolved, so that os.Root follows its links and its
+// .. components, and refuses those that leave the workspace.
+func (e *Executor) within(base, p, what string) (string, error) {
+	if p == "" {
+		return "", failf("%s names an empty %s", show(base), what)
 	}
-	return p
+	if !filepath.IsAbs(p) {
+		return base + "/" + p, nil
+	}
+	rel, ok := e.rel(p)
+	if !ok {
+		return "", failf("the %s of this repository (%s) is outside the workspace", what, p)
+	}
+	return rel, nil
 }
 
-func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
+// realDir opens the directory at target through root and returns the path it lies at, which
+// is inside the workspace, and the directory itself. named is the path as the repository
+// gave it, for messages.
+func (e *Executor) realDir(root *os.Root, target, named, what string) (string, *os.Root, error) {
+	g, err := root.OpenRoot(target)
+	switch {
+	case escapes(err):
+		return "", nil, failf("the %s of this repository (%s) is outside the workspace", what, named)
+	case err != nil:
+		return "", nil, failf("the %s %s cannot be used: %v", what, named, cause(err))
+	}
+	real, ok, err := where(g)
+	switch {
+	case err != nil:
+		err = failf("the %s %s cannot be used: %v", what, named, cause(err))
+	case !ok:
+		err = failf("the %s %s cannot be used: where it lies cannot be read from /proc", what, named)
+	default:
+		if _, inside := e.rel(real); !inside {
+			err = failf("the %s of this repository (%s) is outside the workspace", what, real)
+		}
+	}
+	if err != nil {
+		g.Close()
+		return "", nil, err
+	}
+	return real, g, nil
+}
+
+// readSmall reads the start of the regular file name in dir (a link is refused, not followed).
+func readSmall(dir *os.Root, name, rel string) ([]byte, error) {
+	f, _, err := openRegular(dir, name, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 4096))
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return nil, fsFailure("read", rel, err)
+	}
+	return b, nil
 }
 
 // gitDrivers lists the filter and diff drivers the repository's configuration defines, and

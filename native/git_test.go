@@ -91,7 +91,8 @@ func TestGitInsideALargerRepository(t *testing.T) {
 	want(t, call(t, e, outer+"/sub", "git_status", nil), true, "not in a git repository inside the workspace")
 }
 
-// TestGitDirOutside: a .git file pointing out of the workspace is refused.
+// TestGitDirOutside: a git directory out of the workspace is refused, however the .git entry
+// leads there.
 func TestGitDirOutside(t *testing.T) {
 	needGit(t)
 	base, err := filepath.EvalSymlinks(t.TempDir())
@@ -99,12 +100,44 @@ func TestGitDirOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo(t, base+"/other")
-	writeFile(t, base+"/ws/.git", "gitdir: "+base+"/other/.git\n")
-	e, err := native.New(native.Options{Workspace: base + "/ws"})
+	ws := base + "/ws"
+	writeFile(t, ws+"/abs/.git", "gitdir: "+base+"/other/.git\n")
+	writeFile(t, ws+"/rel/.git", "gitdir: ../../other/.git\n")
+	writeFile(t, ws+"/vialink/.git", "gitdir: ../link/.git\n")
+	if err := os.Symlink(base+"/other", ws+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws+"/dotlink", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(base+"/other/.git", ws+"/dotlink/.git"); err != nil {
+		t.Fatal(err)
+	}
+	// A linked work tree whose git directory is inside, but its common directory is not.
+	writeFile(t, ws+"/linked/.git", "gitdir: ../wtgit\n")
+	writeFile(t, ws+"/wtgit/commondir", base+"/other/.git\n")
+	writeFile(t, ws+"/wtgit/HEAD", "ref: refs/heads/main\n")
+	writeFile(t, ws+"/empty/.git", "gitdir:\n")
+	e, err := native.New(native.Options{Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, call(t, e, base+"/ws", "git_status", nil), true, "is outside the workspace")
+	tests := []struct {
+		cwd  string
+		want string
+	}{
+		{"abs", "the git directory of this repository (" + base + "/other/.git) is outside the workspace"},
+		{"rel", "the git directory of this repository (../../other/.git) is outside the workspace"},
+		{"vialink", "the git directory of this repository (../link/.git) is outside the workspace"},
+		{"dotlink", "the git directory of this repository (dotlink/.git) is outside the workspace"},
+		{"linked", "the common git directory of this repository (" + base + "/other/.git) is outside the workspace"},
+		{"empty", "empty names an empty git directory"},
+	}
+	for _, tt := range tests {
+		for _, kind := range []string{"git_status", "git_diff"} {
+			want(t, call(t, e, ws, kind, map[string]any{"cwd": tt.cwd}), true, tt.want)
+		}
+	}
 }
 
 // TestGitHostileRepository: a repository the agent could write sets every program-running
