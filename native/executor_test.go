@@ -64,7 +64,7 @@ func want(t *testing.T, r native.Result, isError bool, parts ...string) {
 	}
 }
 
-func writeFile(t *testing.T, p, content string) {
+func writeFile(t testing.TB, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func writeFile(t *testing.T, p, content string) {
 	}
 }
 
-func readFile(t *testing.T, p string) string {
+func readFile(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {

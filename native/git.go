@@ -88,9 +88,9 @@ func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) 
 		return Result{}, err
 	}
 	args := append(append(append([]string{"git"}, gitSafety...), drivers...), sub...)
-	o, err := e.run(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
+	o, err := e.runGit(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
 	if err != nil {
-		return Result{}, failf("git could not be started: %v", err)
+		return Result{}, err
 	}
 	out := o.output()
 	data := map[string]any{"exitCode": o.exitCode, "truncated": o.dropped > 0}
@@ -255,9 +255,9 @@ func readSmall(dir *os.Root, name, rel string) ([]byte, error) {
 // Their names are arbitrary, so they are read from the configuration as git itself reads it.
 func (e *Executor) gitDrivers(ctx context.Context, cwd string, env []string) ([]string, error) {
 	args := append(append([]string{"git"}, gitSafety...), "config", "-z", "--get-regexp", `^(filter|diff)\.`)
-	o, err := e.run(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
+	o, err := e.runGit(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
 	if err != nil {
-		return nil, failf("git could not be started: %v", err)
+		return nil, err
 	}
 	switch {
 	case o.exitCode == 1 && len(o.head) == 0:

@@ -1,6 +1,7 @@
 package native_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,10 +9,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/native"
 )
 
-func needGit(t *testing.T) {
+// eachSandbox runs f as two subtests: with git confined by the sandbox (skipped where the
+// sandbox cannot run), and with the sandbox off, where only git's own options hold it.
+func eachSandbox(t *testing.T, f func(t *testing.T, sb native.Sandbox)) {
+	t.Helper()
+	t.Run("sandboxed", func(t *testing.T) {
+		sandboxtest.Need(t)
+		f(t, native.Sandbox{})
+	})
+	t.Run("off", func(t *testing.T) { f(t, off) })
+}
+
+func needGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -19,7 +32,7 @@ func needGit(t *testing.T) {
 }
 
 // git runs git in dir for a test's setup, with no system or global configuration.
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com",
 		"-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
@@ -33,7 +46,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // repo makes a repository at dir with one committed file, a.txt.
-func repo(t *testing.T, dir string) {
+func repo(t testing.TB, dir string) {
 	t.Helper()
 	writeFile(t, dir+"/a.txt", "one\n")
 	writeFile(t, dir+"/sub/b.txt", "two\n")
@@ -44,7 +57,11 @@ func repo(t *testing.T, dir string) {
 
 func TestGit(t *testing.T) {
 	needGit(t)
-	ws, e := workspace(t, native.Options{})
+	eachSandbox(t, testGit)
+}
+
+func testGit(t *testing.T, sb native.Sandbox) {
+	ws, e := workspace(t, native.Options{Sandbox: sb})
 	repo(t, ws+"/repo")
 	writeFile(t, ws+"/repo/a.txt", "one\nmore\n")
 	writeFile(t, ws+"/repo/new.txt", "")
@@ -73,6 +90,11 @@ func TestGit(t *testing.T) {
 	}
 	git(t, ws+"/repo", "add", "a.txt")
 	want(t, call(t, e, ws, "git_diff", map[string]any{"cwd": "repo"}), false, "(no changes: the work tree matches the index)")
+	// A linked work tree: its .git file names a git directory whose commondir is the main one.
+	git(t, ws+"/repo", "worktree", "add", "-q", "-b", "side", "../side")
+	writeFile(t, ws+"/side/sub/b.txt", "two\nthree\n")
+	want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "side/sub"}), false, "## side\n", " M b.txt\n")
+	want(t, call(t, e, ws, "git_diff", map[string]any{"cwd": "side"}), false, "+three\n")
 }
 
 // TestGitInsideALargerRepository: a workspace inside someone's repository is not in a
@@ -142,13 +164,20 @@ func TestGitDirOutside(t *testing.T) {
 
 // TestGitHostileRepository: a repository the agent could write sets every program-running
 // option it can; git_status and git_diff run none of them.
+//
+// In the sandbox the programs lie in the workspace, where the sandbox would let them run:
+// git's options are what stops them there too.
 func TestGitHostileRepository(t *testing.T) {
 	needGit(t)
-	marks, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
+	eachSandbox(t, testGitHostileRepository)
+}
+
+func testGitHostileRepository(t *testing.T, sb native.Sandbox) {
+	ws, e := workspace(t, native.Options{Sandbox: sb})
+	marks := ws + "/marks"
+	if err := os.Mkdir(marks, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ws, e := workspace(t, native.Options{})
 	r := ws + "/repo"
 	repo(t, r)
 	script := func(name string) string {
@@ -209,10 +238,12 @@ func TestGitHostileRepository(t *testing.T) {
 // not run.
 func TestGitDriverNames(t *testing.T) {
 	needGit(t)
-	ws, e := workspace(t, native.Options{})
-	repo(t, ws+"/repo")
-	writeFile(t, ws+"/repo/.git/config", readFile(t, ws+"/repo/.git/config")+"[filter \"a=b\"]\n\tclean = false\n")
-	want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), true, `driver named "a=b"`)
+	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
+		ws, e := workspace(t, native.Options{Sandbox: sb})
+		repo(t, ws+"/repo")
+		writeFile(t, ws+"/repo/.git/config", readFile(t, ws+"/repo/.git/config")+"[filter \"a=b\"]\n\tclean = false\n")
+		want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), true, `driver named "a=b"`)
+	})
 }
 
 func TestGitMissing(t *testing.T) {
@@ -290,38 +321,41 @@ func TestFilesPatch(t *testing.T) {
 			files:   map[string]string{".git/hooks/x": ""},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ws, e := workspace(t, native.Options{})
-			writeFile(t, ws+"/a.txt", "one\ntwo\n")
-			writeFile(t, ws+"/sub/c.txt", "c\n")
-			args := map[string]any{"patch": tt.patch}
-			if tt.cwd != "" {
-				args["cwd"] = tt.cwd
-			}
-			want(t, call(t, e, ws, "files_patch", args), tt.isError, tt.want...)
-			for f, content := range tt.files {
-				b, err := os.ReadFile(ws + "/" + f)
-				switch {
-				case content == "" && err == nil:
-					t.Errorf("%s exists", f)
-				case content != "" && string(b) != content:
-					t.Errorf("%s holds %q, want %q (%v)", f, b, content, err)
+	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				ws, e := workspace(t, native.Options{Sandbox: sb})
+				writeFile(t, ws+"/a.txt", "one\ntwo\n")
+				writeFile(t, ws+"/sub/c.txt", "c\n")
+				args := map[string]any{"patch": tt.patch}
+				if tt.cwd != "" {
+					args["cwd"] = tt.cwd
 				}
-			}
-		})
-	}
+				want(t, call(t, e, ws, "files_patch", args), tt.isError, tt.want...)
+				for f, content := range tt.files {
+					b, err := os.ReadFile(ws + "/" + f)
+					switch {
+					case content == "" && err == nil:
+						t.Errorf("%s exists", f)
+					case content != "" && string(b) != content:
+						t.Errorf("%s holds %q, want %q (%v)", f, b, content, err)
+					}
+				}
+			})
+		}
+	})
 }
 
 // TestFilesPatchInHostileRepository: a patch applied inside a repository does not run the
 // repository's filters (git apply would run clean and smudge filters there).
 func TestFilesPatchInHostileRepository(t *testing.T) {
 	needGit(t)
-	marks, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, e := workspace(t, native.Options{})
+	eachSandbox(t, testFilesPatchInHostileRepository)
+}
+
+func testFilesPatchInHostileRepository(t *testing.T, sb native.Sandbox) {
+	ws, e := workspace(t, native.Options{Sandbox: sb})
+	marks := ws + "/marks"
 	repo(t, ws)
 	writeFile(t, marks+"/f.sh", "#!/bin/sh\ntouch "+marks+"/ran\ncat\n")
 	if err := os.Chmod(marks+"/f.sh", 0o755); err != nil {
@@ -340,5 +374,26 @@ func TestFilesPatchInHostileRepository(t *testing.T) {
 	}
 	if strings.Contains(r.Text, "warning") {
 		t.Errorf("git warned: %s", r.Text)
+	}
+}
+
+// TestGitFailsClosed: where the sandbox cannot start git, git does not run at all, and the
+// result says why. (A hidden path that is not absolute stops the sandbox on any host; where
+// the sandbox cannot be applied at all, that stops it first.)
+func TestGitFailsClosed(t *testing.T) {
+	needGit(t)
+	ws, e := workspace(t, native.Options{Sandbox: native.Sandbox{Hidden: []string{"not/absolute"}}})
+	repo(t, ws)
+	for _, kind := range []string{"git_status", "git_diff"} {
+		r, err := e.Run(context.Background(), normalize(t, ws, kind, nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want(t, r, true, "git ", " the sandbox")
+	}
+	want(t, call(t, e, ws, "files_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"}),
+		true, "git ", " the sandbox")
+	if got := readFile(t, ws+"/a.txt"); got != "one\n" {
+		t.Errorf("the patch was applied: a.txt holds %q", got)
 	}
 }

@@ -49,10 +49,10 @@ func (e *Executor) patch(ctx context.Context, a *action.Action) (Result, error) 
 	level := ""
 	var why []string
 	for _, p := range []string{"-p1", "-p0"} {
-		o, err := e.run(ctx, proc{path: e.git, args: []string{"git", "apply", "--numstat", "-z", p, "-"},
+		o, err := e.runGit(ctx, proc{path: e.git, args: []string{"git", "apply", "--numstat", "-z", p, "-"},
 			dir: cwd, env: env, stdin: diff})
 		if err != nil {
-			return Result{}, failf("git could not be started: %v", err)
+			return Result{}, err
 		}
 		if o.exitCode != 0 {
 			why = append(why, fmt.Sprintf("with %s: %s", p, strings.TrimSpace(o.output())))
@@ -68,10 +68,10 @@ func (e *Executor) patch(ctx context.Context, a *action.Action) (Result, error) 
 		return Result{}, failf("git apply would not apply this patch to the files it was reviewed for, so it was not applied (%s)",
 			strings.Join(why, "; "))
 	}
-	o, err := e.run(ctx, proc{path: e.git, args: []string{"git", "apply", "--whitespace=nowarn", level, "-"},
+	o, err := e.runGit(ctx, proc{path: e.git, args: []string{"git", "apply", "--whitespace=nowarn", level, "-"},
 		dir: cwd, env: env, stdin: diff})
 	if err != nil {
-		return Result{}, failf("git could not be started: %v", err)
+		return Result{}, err
 	}
 	switch {
 	case o.timedOut || o.cancelled:

@@ -35,8 +35,8 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 		if o, err = e.run(ctx, p); err != nil {
 			return Result{}, failf("the command could not be started: %v", err)
 		}
-	} else if o, err = e.runSandboxed(ctx, p); err != nil {
-		return Result{}, sandboxFailure(err)
+	} else if o, err = e.runSandboxed(ctx, p, e.sandbox.Hidden, e.sandbox.Proxy); err != nil {
+		return Result{}, sandboxFailure("the command", err)
 	}
 	var b strings.Builder
 	out := o.output()
