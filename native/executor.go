@@ -77,6 +77,7 @@ type Executor struct {
 	// The programs run, found once on the PATH of Env outside the workspace ("" when missing).
 	shell, shellName string
 	git              string
+	sh               string // runs the script around git_status's and git_diff's git
 }
 
 // New returns an Executor for o.Workspace, which must be an existing directory.
@@ -121,6 +122,7 @@ func New(o Options) (*Executor, error) {
 		}
 	}
 	e.git = e.lookPath("git", path)
+	e.sh = e.lookPath("sh", path)
 	return e, nil
 }
 
@@ -201,10 +203,9 @@ func (e *Executor) Run(ctx context.Context, a *action.Action, env map[string]str
 	case "shell_exec":
 		r, err = e.shellExec(ctx, a, env)
 	case "git_status":
-		r, err = e.gitRun(ctx, a, "status", "--short", "--branch", "--ignore-submodules=dirty")
+		r, err = e.gitRun(ctx, a, statusScript)
 	case "git_diff":
-		r, err = e.gitRun(ctx, a, "diff", "--no-color", "--no-ext-diff", "--no-textconv",
-			"--ignore-submodules=dirty", "--submodule=short")
+		r, err = e.gitRun(ctx, a, diffScript)
 	case "net_fetch":
 		r, err = e.netFetch(ctx, a)
 	case "net_search":

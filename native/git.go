@@ -1,7 +1,6 @@
 package native
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden/action"
@@ -35,12 +34,14 @@ var gitSafety = []string{
 }
 
 // gitEnv is the environment of git: the base environment without any GIT_ variable (one could
-// name an external diff or a configuration), with the system and global configuration (the
-// global one would be $HOME/.gitconfig, in the workspace) switched off, plus extra.
+// name an external diff or a configuration) or a file the shell around git would read first
+// (BASH_ENV, ENV), with the system and global configuration (the global one would be
+// $HOME/.gitconfig, in the workspace) switched off, plus extra.
 func (e *Executor) gitEnv(extra ...string) []string {
 	env := make([]string, 0, len(e.env)+10+len(extra))
 	for _, kv := range e.env {
-		if !strings.HasPrefix(kv, "GIT_") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "GIT_") && k != "BASH_ENV" && k != "ENV" {
 			env = append(env, kv)
 		}
 	}
@@ -57,8 +58,9 @@ func (e *Executor) gitEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// gitRun runs a git subcommand for git_status or git_diff in Paths["cwd"].
-func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) (Result, error) {
+// gitRun runs git_status or git_diff (script is statusScript or diffScript) in
+// Paths["cwd"]: one start of sh, sandboxed, that lists the repository's drivers and runs git.
+func (e *Executor) gitRun(ctx context.Context, a *action.Action, script string) (Result, error) {
 	cwd, rel, err := e.path(a, "cwd")
 	if err != nil {
 		return Result{}, err
@@ -73,8 +75,11 @@ func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) 
 		return Result{}, err
 	}
 	d.Close()
-	if e.git == "" {
+	switch {
+	case e.git == "":
 		return Result{}, failf("%s needs git, which is not installed", a.Kind)
+	case e.sh == "":
+		return Result{}, failf("%s needs sh to run git, and sh is not installed", a.Kind)
 	}
 	gitDir, workTree, err := e.findRepo(root, rel)
 	if err != nil {
@@ -83,12 +88,7 @@ func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) 
 	// Found here, inside the workspace, and named to git: neither a discovery past the
 	// workspace nor core.worktree can send git elsewhere.
 	env := e.gitEnv("GIT_DIR="+gitDir, "GIT_WORK_TREE="+workTree)
-	drivers, err := e.gitDrivers(ctx, cwd, env)
-	if err != nil {
-		return Result{}, err
-	}
-	args := append(append(append([]string{"git"}, gitSafety...), drivers...), sub...)
-	o, err := e.runGit(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
+	o, err := e.runGit(ctx, proc{path: e.sh, args: []string{"sh", "-c", script, "sh", e.git}, dir: cwd, env: env})
 	if err != nil {
 		return Result{}, err
 	}
@@ -99,10 +99,17 @@ func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) 
 		return Result{}, failf("%s[git timed out after %s and was killed]", withNewline(out), e.timeout)
 	case o.cancelled:
 		return Result{}, failf("%s[cancelled: git was killed]", withNewline(out))
+	case o.exitCode == exitConfig:
+		return Result{}, failf("git cannot read the repository's configuration:\n%s", out)
+	case o.exitCode == exitDriverName:
+		section, name, _ := strings.Cut(strings.TrimSuffix(out, "\n"), "\n")
+		return Result{}, failf("the repository's configuration defines a %s driver named %q, which cannot be switched off on git's command line; refusing to run git there", section, name)
+	case o.exitCode == exitDrivers:
+		return Result{}, failf("the repository's configuration defines too many filter and diff settings to check; refusing to run git there")
 	case o.exitCode != 0:
 		return Result{Text: fmt.Sprintf("%s[git exited with code %d]", withNewline(out), o.exitCode), Structured: data, IsError: true}, nil
 	}
-	if out == "" && sub[0] == "diff" {
+	if out == "" && script == diffScript {
 		out = "(no changes: the work tree matches the index)\n"
 	}
 	return Result{Text: out, Structured: data}, nil
@@ -249,52 +256,84 @@ func readSmall(dir *os.Root, name, rel string) ([]byte, error) {
 	return b, nil
 }
 
-// gitDrivers lists the filter and diff drivers the repository's configuration defines, and
-// returns the options that empty each of them: a clean filter runs when status compares a
-// changed file, a smudge filter when a file is written, a textconv when a diff is shown.
-// Their names are arbitrary, so they are read from the configuration as git itself reads it.
-func (e *Executor) gitDrivers(ctx context.Context, cwd string, env []string) ([]string, error) {
-	args := append(append([]string{"git"}, gitSafety...), "config", "-z", "--get-regexp", `^(filter|diff)\.`)
-	o, err := e.runGit(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
-	if err != nil {
-		return nil, err
+// The exit statuses by which gitScript refuses to run git (git itself exits with 0, 1, 128
+// or 129, or is killed).
+const (
+	exitConfig     = 113 // git config failed: what it said is the output
+	exitDriverName = 114 // a driver's name holds "=": the output is its section, then its name
+	exitDrivers    = 115 // more driver settings than maxDriverKeys bytes of names
+)
+
+// maxDriverKeys bounds the names of driver settings gitScript reads (about two thousand).
+const maxDriverKeys = 64 << 10
+
+// gitScript is what git_status and git_diff run with sh, in one sandboxed start, with the path
+// of git as $1. It lists the filter and diff drivers the repository's configuration defines,
+// as git itself reads it, and runs git with each of them emptied: a clean filter runs when
+// status compares a changed file, a smudge filter when a file is written, a textconv when a
+// diff is shown. Their names are arbitrary, so they are only ever expanded inside double
+// quotes, never parsed again; a name holding "=" cannot be written as a -c option and is
+// refused. A subsection cannot hold a newline, so the names git config prints, one a line,
+// are read back exactly. @SAFETY@ and @SUB@ stand for the quoted options of every git run and
+// of the subcommand.
+const gitScript = `g=$1
+nl='
+'
+k=$("$g" @SAFETY@ config --name-only --get-regexp '^(filter|diff)\.' 2>&1)
+case $? in
+0) ;;
+1) [ -z "$k" ] || { printf '%s\n' "$k"; exit @EXITCONFIG@; } ;;
+*) printf '%s\n' "$k"; exit @EXITCONFIG@ ;;
+esac
+[ ${#k} -le @MAXKEYS@ ] || exit @EXITDRIVERS@
+set --
+seen=$nl
+while IFS= read -r key; do
+	case $key in
+	filter.*.*) s=filter ;;
+	diff.*.*) s=diff ;;
+	*) continue ;; # no subsection: diff.external and the like, switched off by options
+	esac
+	d=${key#"$s".}
+	d=${d%.*}
+	case $seen in *"$nl$s.$d$nl"*) continue ;; esac
+	seen=$seen$s.$d$nl
+	case $d in *=*) printf '%s\n%s\n' "$s" "$d"; exit @EXITNAME@ ;; esac
+	if [ "$s" = filter ]; then
+		set -- "$@" -c "filter.$d.clean=" -c "filter.$d.smudge=" -c "filter.$d.process=" -c "filter.$d.required=false"
+	else
+		set -- "$@" -c "diff.$d.textconv=" -c "diff.$d.command="
+	fi
+done <<EOF
+$k
+EOF
+exec "$g" @SAFETY@ "$@" @SUB@
+`
+
+// The scripts of git_status and git_diff.
+var (
+	statusScript = gitCommand("status", "--short", "--branch", "--ignore-submodules=dirty")
+	diffScript   = gitCommand("diff", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--ignore-submodules=dirty", "--submodule=short")
+)
+
+// gitCommand is gitScript running the subcommand sub.
+func gitCommand(sub ...string) string {
+	return strings.NewReplacer(
+		"@SAFETY@", shellQuote(gitSafety),
+		"@SUB@", shellQuote(sub),
+		"@EXITCONFIG@", strconv.Itoa(exitConfig),
+		"@EXITNAME@", strconv.Itoa(exitDriverName),
+		"@EXITDRIVERS@", strconv.Itoa(exitDrivers),
+		"@MAXKEYS@", strconv.Itoa(maxDriverKeys),
+	).Replace(gitScript)
+}
+
+// shellQuote quotes each word for sh, in single quotes.
+func shellQuote(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
-	switch {
-	case o.exitCode == 1 && len(o.head) == 0:
-		return nil, nil // no such key
-	case o.exitCode != 0:
-		return nil, failf("git cannot read the repository's configuration:\n%s", o.output())
-	case o.dropped > 0:
-		return nil, failf("the repository's configuration defines too many filter and diff settings to check; refusing to run git there")
-	}
-	out := slices.Concat(o.head, o.tail)
-	var flags []string
-	seen := map[string]bool{}
-	for rec := range bytes.SplitSeq(out, []byte{0}) {
-		key, _, _ := strings.Cut(string(rec), "\n")
-		section, rest, ok := strings.Cut(key, ".")
-		last := strings.LastIndexByte(rest, '.')
-		if !ok || last < 0 {
-			continue // no subsection: diff.external and the like, switched off by options
-		}
-		sub := rest[:last]
-		if seen[section+"\x00"+sub] {
-			continue
-		}
-		seen[section+"\x00"+sub] = true
-		if strings.ContainsAny(sub, "=\n\x00") {
-			return nil, failf("the repository's configuration defines a %s driver named %q, which cannot be switched off on git's command line; refusing to run git there", section, sub)
-		}
-		var vars []string
-		switch section {
-		case "filter":
-			vars = []string{"clean=", "smudge=", "process=", "required=false"}
-		case "diff":
-			vars = []string{"textconv=", "command="}
-		}
-		for _, v := range vars {
-			flags = append(flags, "-c", section+"."+sub+"."+v)
-		}
-	}
-	return flags, nil
+	return strings.Join(q, " ")
 }

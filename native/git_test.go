@@ -2,6 +2,7 @@ package native_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -234,15 +235,50 @@ func testGitHostileRepository(t *testing.T, sb native.Sandbox) {
 	}
 }
 
-// TestGitDriverNames: a driver whose name cannot be written on git's command line is refused,
-// not run.
+// TestGitDriverNames: drivers are emptied whatever their names, which are never read as shell
+// code; a name that cannot be written on git's command line is refused, not run.
 func TestGitDriverNames(t *testing.T) {
 	needGit(t)
 	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
 		ws, e := workspace(t, native.Options{Sandbox: sb})
-		repo(t, ws+"/repo")
-		writeFile(t, ws+"/repo/.git/config", readFile(t, ws+"/repo/.git/config")+"[filter \"a=b\"]\n\tclean = false\n")
-		want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), true, `driver named "a=b"`)
+		r := ws + "/repo"
+		marks := ws + "/marks"
+		writeFile(t, marks+"/f.sh", "#!/bin/sh\ntouch "+marks+"/ran\ncat\n")
+		if err := os.Chmod(marks+"/f.sh", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"x$(touch${IFS}" + marks + "/injected)", "`touch${IFS}" + marks + "/injected`",
+			"a.b", "q'uote", "*", `back\slash`, "d\"q", "UPPER", "a b"}
+		var attrs strings.Builder
+		for i, n := range names {
+			writeFile(t, fmt.Sprintf("%s/f%d.txt", r, i), "one\n")
+			if !strings.Contains(n, " ") { // an attribute cannot name it; git must still cope
+				fmt.Fprintf(&attrs, "f%d.txt filter=%s diff=%s\n", i, n, n)
+			}
+		}
+		writeFile(t, r+"/.gitattributes", attrs.String())
+		git(t, ws, "init", "-q", r)
+		git(t, r, "add", ".")
+		git(t, r, "commit", "-q", "-m", "first")
+		for i, n := range names {
+			git(t, r, "config", "filter."+n+".clean", marks+"/f.sh")
+			git(t, r, "config", "filter."+n+".required", "true")
+			git(t, r, "config", "diff."+n+".textconv", marks+"/f.sh")
+			// Changed without a change of size, and later: status must read it, through its filter.
+			writeFile(t, fmt.Sprintf("%s/f%d.txt", r, i), "ONE\n")
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(fmt.Sprintf("%s/f%d.txt", r, i), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), false, " M f0.txt\n", " M f8.txt\n")
+		want(t, call(t, e, ws, "git_diff", map[string]any{"cwd": "repo"}), false, "-one\n+ONE\n")
+		if ran, _ := filepath.Glob(marks + "/*"); len(ran) != 1 {
+			t.Errorf("a driver ran, or a name was run as code: %v", ran)
+		}
+
+		git(t, r, "config", "filter.a=b.clean", "false")
+		want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), true, `the repository's configuration defines a filter driver named "a=b"`)
 	})
 }
 
