@@ -55,9 +55,9 @@ type Options struct {
 	// own), HOME=the workspace, LANG=C.UTF-8, TERM=dumb. Warden's own environment, which holds
 	// secrets, is never passed on.
 	Env []string
-	// Sandbox says how shell_exec confines commands. The zero value runs each in the full
-	// sandbox (package sandbox) with no network; a command the sandbox cannot be applied to
-	// does not run.
+	// Sandbox says how the programs of shell_exec, git_status, git_diff and files_patch are
+	// confined. The zero value runs each in the full sandbox (package sandbox) with no
+	// network; a program the sandbox cannot be applied to does not run.
 	Sandbox Sandbox
 	// Fetch is the client net_fetch uses (the egress-controlled one). Nil: net_fetch fails
 	// saying that no egress is configured.
