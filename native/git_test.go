@@ -282,6 +282,28 @@ func TestGitDriverNames(t *testing.T) {
 	})
 }
 
+// TestGitConfigRefused: a configuration git cannot read, or one with more driver settings than
+// are checked, stops the call before git status or diff runs.
+func TestGitConfigRefused(t *testing.T) {
+	needGit(t)
+	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
+		ws, e := workspace(t, native.Options{Sandbox: sb})
+		repo(t, ws+"/broken")
+		writeFile(t, ws+"/broken/.git/config", readFile(t, ws+"/broken/.git/config")+"[filter\n")
+		repo(t, ws+"/many")
+		var many strings.Builder
+		many.WriteString(readFile(t, ws+"/many/.git/config"))
+		for i := range 1000 {
+			fmt.Fprintf(&many, "[filter \"f%04d\"]\n\tclean = cat\n", i)
+		}
+		writeFile(t, ws+"/many/.git/config", many.String())
+		for _, kind := range []string{"git_status", "git_diff"} {
+			want(t, call(t, e, ws, kind, map[string]any{"cwd": "broken"}), true, "git cannot read the repository's configuration:\n", "bad config")
+			want(t, call(t, e, ws, kind, map[string]any{"cwd": "many"}), true, "defines too many filter and diff settings to check")
+		}
+	})
+}
+
 func TestGitMissing(t *testing.T) {
 	ws, e := workspace(t, native.Options{Env: []string{"PATH=" + t.TempDir()}})
 	want(t, call(t, e, ws, "git_status", nil), true, "git_status needs git, which is not installed")
