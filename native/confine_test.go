@@ -222,11 +222,11 @@ func TestConfinedWhileSwapped(t *testing.T) {
 		})
 	}
 
-	// Thousands of file calls, which are cheap, then a few hundred of the tools that run a
-	// program, which cost a sandboxed start each: one kind after the other, so that the
-	// programs do not leave the swappers too little of the machine. Two workers each, so
-	// calls race each other as well as the swaps. A worker stops early once something has
-	// escaped.
+	// Thousands of file calls (3,800), which are cheap, then the tools that run a program
+	// (156 calls, about 250 sandboxed starts), which cost a sandboxed start or two each: one
+	// kind after the other, so that the programs do not leave the swappers too little of the
+	// machine. Two workers each, so calls race each other as well as the swaps. A worker
+	// stops early once something has escaped.
 	const fileRounds, runRounds = 100, 6
 	var wg sync.WaitGroup
 	for _, fe := range []*native.Executor{e, unconfined} {
