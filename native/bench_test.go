@@ -6,13 +6,15 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/sandbox"
 )
 
-// BenchmarkShellExec is one shell_exec of `echo hi`, as the gateway runs it: sandboxed (the
-// default) and with the sandbox off, the difference being what the sandbox costs a call.
-func BenchmarkShellExec(b *testing.B) {
+// eachMode runs a benchmark of calls in a fresh workspace sandboxed (the default) and with
+// the sandbox off, the difference being what the sandbox costs a call. setup prepares the
+// workspace and returns the actions to run, one per iteration, in turn.
+func eachMode(b *testing.B, setup func(b *testing.B, ws string) []*action.Action) {
 	for _, mode := range []struct {
 		name string
 		sb   native.Sandbox
@@ -31,14 +33,56 @@ func BenchmarkShellExec(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			a := normalize(b, ws, "shell_exec", map[string]any{"command": "echo hi"})
+			calls := setup(b, ws)
 			b.ResetTimer()
+			i := 0
 			for b.Loop() {
+				a := calls[i%len(calls)]
+				i++
 				r, err := e.Run(context.Background(), a, nil)
 				if err != nil || r.IsError {
-					b.Fatalf("%v %s", err, r.Text)
+					b.Fatalf("%s: %v %s", a.Kind, err, r.Text)
 				}
 			}
 		})
 	}
+}
+
+// BenchmarkShellExec is one shell_exec of `echo hi`, as the gateway runs it.
+func BenchmarkShellExec(b *testing.B) {
+	eachMode(b, func(b *testing.B, ws string) []*action.Action {
+		return []*action.Action{normalize(b, ws, "shell_exec", map[string]any{"command": "echo hi"})}
+	})
+}
+
+// BenchmarkGitStatus is one git_status in a small repository with a change.
+func BenchmarkGitStatus(b *testing.B) {
+	needGit(b)
+	eachMode(b, func(b *testing.B, ws string) []*action.Action {
+		repo(b, ws)
+		writeFile(b, ws+"/a.txt", "one\nmore\n")
+		return []*action.Action{normalize(b, ws, "git_status", nil)}
+	})
+}
+
+// BenchmarkGitDiff is one git_diff in a small repository with a change.
+func BenchmarkGitDiff(b *testing.B) {
+	needGit(b)
+	eachMode(b, func(b *testing.B, ws string) []*action.Action {
+		repo(b, ws)
+		writeFile(b, ws+"/a.txt", "one\nmore\n")
+		return []*action.Action{normalize(b, ws, "git_diff", nil)}
+	})
+}
+
+// BenchmarkFilesPatch is one files_patch of a one-line change, made and undone in turn.
+func BenchmarkFilesPatch(b *testing.B) {
+	needGit(b)
+	eachMode(b, func(b *testing.B, ws string) []*action.Action {
+		writeFile(b, ws+"/a.txt", "one\n")
+		return []*action.Action{
+			normalize(b, ws, "files_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+two\n"}),
+			normalize(b, ws, "files_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-two\n+one\n"}),
+		}
+	})
 }

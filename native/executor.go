@@ -55,9 +55,9 @@ type Options struct {
 	// own), HOME=the workspace, LANG=C.UTF-8, TERM=dumb. Warden's own environment, which holds
 	// secrets, is never passed on.
 	Env []string
-	// Sandbox says how shell_exec confines commands. The zero value runs each in the full
-	// sandbox (package sandbox) with no network; a command the sandbox cannot be applied to
-	// does not run.
+	// Sandbox says how the programs of shell_exec, git_status, git_diff and files_patch are
+	// confined. The zero value runs each in the full sandbox (package sandbox) with no
+	// network; a program the sandbox cannot be applied to does not run.
 	Sandbox Sandbox
 	// Fetch is the client net_fetch uses (the egress-controlled one). Nil: net_fetch fails
 	// saying that no egress is configured.
@@ -77,6 +77,7 @@ type Executor struct {
 	// The programs run, found once on the PATH of Env outside the workspace ("" when missing).
 	shell, shellName string
 	git              string
+	sh               string // runs the script around git_status's and git_diff's git
 }
 
 // New returns an Executor for o.Workspace, which must be an existing directory.
@@ -121,6 +122,7 @@ func New(o Options) (*Executor, error) {
 		}
 	}
 	e.git = e.lookPath("git", path)
+	e.sh = e.lookPath("sh", path)
 	return e, nil
 }
 
@@ -201,10 +203,9 @@ func (e *Executor) Run(ctx context.Context, a *action.Action, env map[string]str
 	case "shell_exec":
 		r, err = e.shellExec(ctx, a, env)
 	case "git_status":
-		r, err = e.gitRun(ctx, a, "status", "--short", "--branch", "--ignore-submodules=dirty")
+		r, err = e.gitRun(ctx, a, statusScript)
 	case "git_diff":
-		r, err = e.gitRun(ctx, a, "diff", "--no-color", "--no-ext-diff", "--no-textconv",
-			"--ignore-submodules=dirty", "--submodule=short")
+		r, err = e.gitRun(ctx, a, diffScript)
 	case "net_fetch":
 		r, err = e.netFetch(ctx, a)
 	case "net_search":
@@ -326,26 +327,65 @@ func (e *Executor) parent(root *os.Root, abs, rel string) (*os.Root, string, err
 // path replaced by a link since the review would lead elsewhere (still inside the workspace,
 // which os.Root guarantees, but not where the review looked).
 func sameDir(d *os.Root, want, rel string) error {
-	f, err := d.Open(".")
+	got, ok, err := where(d)
 	if err != nil {
 		return fsFailure("open", rel, err)
 	}
-	defer f.Close()
-	conn, err := f.SyscallConn()
-	if err != nil {
-		return nil
-	}
-	var got string
-	var rerr error
-	if err := conn.Control(func(fd uintptr) {
-		got, rerr = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
-	}); err != nil || rerr != nil {
+	if !ok {
 		return nil // no /proc: os.Root still keeps the operation inside the workspace
 	}
 	if got != want {
 		return failf("%s changed after it was reviewed (it now leads to %s); call again", show(rel), got)
 	}
 	return nil
+}
+
+// where returns the path at which the open directory d lies now, as /proc shows it; false
+// when /proc does not.
+func where(d *os.Root) (string, bool, error) {
+	f, err := d.Open(".")
+	if err != nil {
+		return "", false, err
+	}
+	defer f.Close()
+	conn, err := f.SyscallConn()
+	if err != nil {
+		return "", false, nil
+	}
+	var got string
+	var rerr error
+	if err := conn.Control(func(fd uintptr) {
+		got, rerr = os.Readlink(fmt.Sprintf("/proc/self/fd/%d", fd))
+	}); err != nil || rerr != nil {
+		return "", false, nil
+	}
+	return got, true, nil
+}
+
+// checkDir checks that a working directory still is the directory the review judged, through
+// the workspace's root: a command or git then starts there (by name, the sandbox confining
+// what it reaches).
+func (e *Executor) checkDir(abs, rel string) error {
+	root, err := e.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d, err := e.workDir(root, abs, rel)
+	if err != nil {
+		return err
+	}
+	d.Close()
+	return nil
+}
+
+// workDir opens the working directory at abs (rel in the workspace) through root, checked to
+// be the directory the review judged.
+func (e *Executor) workDir(root *os.Root, abs, rel string) (*os.Root, error) {
+	if err := wantDir(root, rel, "use", "cwd must name a directory"); err != nil {
+		return nil, err
+	}
+	return e.dir(root, abs, rel)
 }
 
 // fsFailure turns a file system error into a message for the model.
@@ -357,14 +397,24 @@ func fsFailure(verb, rel string, err error) error {
 		return failf("cannot %s %s: permission denied", verb, show(rel))
 	case errors.Is(err, syscall.ENOTDIR):
 		return failf("cannot %s %s: a component of the path is not a directory", verb, show(rel))
-	case strings.Contains(err.Error(), "path escapes from parent"):
-		// os.Root's refusal of a link that leads out of the workspace (its error is not exported).
+	case escapes(err):
 		return failf("cannot %s %s: it leads outside the workspace through a symbolic link", verb, show(rel))
 	}
+	return failf("cannot %s %s: %v", verb, show(rel), cause(err))
+}
+
+// escapes reports whether err is os.Root's refusal of a path that leads out of the workspace
+// (its error is not exported).
+func escapes(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}
+
+// cause is err without the path a *fs.PathError adds (the message names the path its own way).
+func cause(err error) error {
 	if pe, ok := errors.AsType[*fs.PathError](err); ok {
-		err = pe.Err
+		return pe.Err
 	}
-	return failf("cannot %s %s: %v", verb, show(rel), err)
+	return err
 }
 
 // envValue returns the value of key in a KEY=value list (the last one wins, as in os/exec).

@@ -64,7 +64,7 @@ func want(t *testing.T, r native.Result, isError bool, parts ...string) {
 	}
 }
 
-func writeFile(t *testing.T, p, content string) {
+func writeFile(t testing.TB, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
@@ -74,7 +74,7 @@ func writeFile(t *testing.T, p, content string) {
 	}
 }
 
-func readFile(t *testing.T, p string) string {
+func readFile(t testing.TB, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -192,6 +192,9 @@ func TestOutsideTheWorkspace(t *testing.T) {
 		{"files_edit", map[string]any{"path": "filelink", "old": "secret", "new": "x"}},
 		{"files_delete", map[string]any{"path": "link/secret.txt"}},
 		{"files_delete", map[string]any{"path": "../out/secret.txt"}},
+		{"files_patch", map[string]any{"patch": "--- a/link/secret.txt\n+++ b/link/secret.txt\n@@ -1 +1 @@\n-secret\n+x\n"}},
+		{"files_patch", map[string]any{"patch": "--- a/filelink\n+++ b/filelink\n@@ -1 +1 @@\n-secret\n+x\n"}},
+		{"files_patch", map[string]any{"patch": "--- a/new.txt\n+++ b/new.txt\n@@ -0,0 +1 @@\n+x\n", "cwd": "link"}},
 		{"shell_exec", map[string]any{"command": "pwd", "cwd": "link"}},
 		{"shell_exec", map[string]any{"command": "pwd", "cwd": ".."}},
 		{"git_status", map[string]any{"cwd": "link"}},

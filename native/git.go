@@ -1,14 +1,15 @@
 package native
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
-	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/wardenhq/warden/action"
@@ -33,12 +34,14 @@ var gitSafety = []string{
 }
 
 // gitEnv is the environment of git: the base environment without any GIT_ variable (one could
-// name an external diff or a configuration), with the system and global configuration (the
-// global one would be $HOME/.gitconfig, in the workspace) switched off, plus extra.
+// name an external diff or a configuration) or a file the shell around git would read first
+// (BASH_ENV, ENV), with the system and global configuration (the global one would be
+// $HOME/.gitconfig, in the workspace) switched off, plus extra.
 func (e *Executor) gitEnv(extra ...string) []string {
 	env := make([]string, 0, len(e.env)+10+len(extra))
 	for _, kv := range e.env {
-		if !strings.HasPrefix(kv, "GIT_") {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, "GIT_") && k != "BASH_ENV" && k != "ENV" {
 			env = append(env, kv)
 		}
 	}
@@ -55,33 +58,39 @@ func (e *Executor) gitEnv(extra ...string) []string {
 	return append(env, extra...)
 }
 
-// gitRun runs a git subcommand for git_status or git_diff in Paths["cwd"].
-func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) (Result, error) {
+// gitRun runs git_status or git_diff (script is statusScript or diffScript) in
+// Paths["cwd"]: one start of sh, sandboxed, that lists the repository's drivers and runs git.
+func (e *Executor) gitRun(ctx context.Context, a *action.Action, script string) (Result, error) {
 	cwd, rel, err := e.path(a, "cwd")
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.checkDir(cwd, rel); err != nil {
+	root, err := e.openRoot()
+	if err != nil {
 		return Result{}, err
 	}
-	if e.git == "" {
-		return Result{}, failf("%s needs git, which is not installed", a.Kind)
+	defer root.Close()
+	d, err := e.workDir(root, cwd, rel)
+	if err != nil {
+		return Result{}, err
 	}
-	gitDir, workTree, err := e.findRepo(cwd, rel)
+	d.Close()
+	switch {
+	case e.git == "":
+		return Result{}, failf("%s needs git, which is not installed", a.Kind)
+	case e.sh == "":
+		return Result{}, failf("%s needs sh to run git, and sh is not installed", a.Kind)
+	}
+	gitDir, workTree, err := e.findRepo(root, rel)
 	if err != nil {
 		return Result{}, err
 	}
 	// Found here, inside the workspace, and named to git: neither a discovery past the
 	// workspace nor core.worktree can send git elsewhere.
 	env := e.gitEnv("GIT_DIR="+gitDir, "GIT_WORK_TREE="+workTree)
-	drivers, err := e.gitDrivers(ctx, cwd, env)
+	o, err := e.runGit(ctx, proc{path: e.sh, args: []string{"sh", "-c", script, "sh", e.git}, dir: cwd, env: env})
 	if err != nil {
 		return Result{}, err
-	}
-	args := append(append(append([]string{"git"}, gitSafety...), drivers...), sub...)
-	o, err := e.run(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
-	if err != nil {
-		return Result{}, failf("git could not be started: %v", err)
 	}
 	out := o.output()
 	data := map[string]any{"exitCode": o.exitCode, "truncated": o.dropped > 0}
@@ -90,10 +99,17 @@ func (e *Executor) gitRun(ctx context.Context, a *action.Action, sub ...string) 
 		return Result{}, failf("%s[git timed out after %s and was killed]", withNewline(out), e.timeout)
 	case o.cancelled:
 		return Result{}, failf("%s[cancelled: git was killed]", withNewline(out))
+	case o.exitCode == exitConfig:
+		return Result{}, failf("git cannot read the repository's configuration:\n%s", out)
+	case o.exitCode == exitDriverName:
+		section, name, _ := strings.Cut(strings.TrimSuffix(out, "\n"), "\n")
+		return Result{}, failf("the repository's configuration defines a %s driver named %q, which cannot be switched off on git's command line; refusing to run git there", section, name)
+	case o.exitCode == exitDrivers:
+		return Result{}, failf("the repository's configuration defines too many filter and diff settings to check; refusing to run git there")
 	case o.exitCode != 0:
 		return Result{Text: fmt.Sprintf("%s[git exited with code %d]", withNewline(out), o.exitCode), Structured: data, IsError: true}, nil
 	}
-	if out == "" && sub[0] == "diff" {
+	if out == "" && script == diffScript {
 		out = "(no changes: the work tree matches the index)\n"
 	}
 	return Result{Text: out, Structured: data}, nil
@@ -106,129 +122,220 @@ func withNewline(s string) string {
 	return s
 }
 
-// findRepo finds the repository of cwd: the nearest .git at or above it, not above the
-// workspace, whose git directory (a .git file or a link may point elsewhere) lies inside the
-// workspace too.
-func (e *Executor) findRepo(cwd, rel string) (gitDir, workTree string, err error) {
-	for d := cwd; ; d = filepath.Dir(d) {
-		if _, inside := e.rel(d); !inside {
-			break
+// findRepo finds the repository of the directory rel: the nearest .git at or above it, not
+// above the workspace, whose git directory (a .git file or a link may point elsewhere) lies
+// inside the workspace too. It looks through root only, so a link swapped in meanwhile cannot
+// lead it out. It returns the real paths of the git directory and the work tree.
+func (e *Executor) findRepo(root *os.Root, rel string) (gitDir, workTree string, err error) {
+	for d := rel; ; d = path.Dir(d) {
+		st, err := root.Lstat(path.Join(d, ".git"))
+		if err == nil {
+			gd, err := e.gitDirAt(root, d, st)
+			return gd, filepath.Join(e.ws, d), err
 		}
-		dotgit := filepath.Join(d, ".git")
-		if st, err := os.Lstat(dotgit); err == nil {
-			gd, err := e.gitDirAt(dotgit, st)
-			return gd, d, err
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", "", fsFailure("look for the repository of", rel, err)
 		}
-		if d == e.ws {
+		if d == "." {
 			break
 		}
 	}
 	return "", "", failf("%s is not in a git repository inside the workspace", show(rel))
 }
 
-// gitDirAt returns the real git directory that a .git entry stands for, checked to be inside
-// the workspace with the common directory of a linked work tree.
-func (e *Executor) gitDirAt(dotgit string, st fs.FileInfo) (string, error) {
-	gd := dotgit
+// gitDirAt returns the real path of the git directory that the .git entry in the directory
+// d stands for, opened through root and so inside the workspace, as is the common directory
+// of a linked work tree.
+func (e *Executor) gitDirAt(root *os.Root, d string, st fs.FileInfo) (string, error) {
+	dotgit := path.Join(d, ".git")
+	target, named := dotgit, dotgit
 	if st.Mode().IsRegular() {
-		b, err := readSmall(dotgit)
+		dir, err := root.OpenRoot(d)
+		if err != nil {
+			return "", fsFailure("read", dotgit, err)
+		}
+		b, err := readSmall(dir, ".git", dotgit)
+		dir.Close()
+		if err != nil {
+			return "", err
+		}
 		line, _, _ := strings.Cut(string(b), "\n")
 		p, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
-		if err != nil || !ok {
-			return "", failf("%s is a .git file that does not name a git directory", e.display(dotgit))
+		if !ok {
+			return "", failf("%s is a .git file that does not name a git directory", dotgit)
 		}
-		gd = strings.TrimSpace(p)
-		if !filepath.IsAbs(gd) {
-			gd = filepath.Join(filepath.Dir(dotgit), gd)
+		named = strings.TrimSpace(p)
+		if target, err = e.within(d, named, "git directory"); err != nil {
+			return "", err
 		}
 	}
-	real, err := filepath.EvalSymlinks(gd)
+	real, g, err := e.realDir(root, target, named, "git directory")
 	if err != nil {
-		return "", failf("the git directory %s cannot be used: %v", e.display(gd), err)
+		return "", err
 	}
-	if _, inside := e.rel(real); !inside {
-		return "", failf("the git directory of this repository (%s) is outside the workspace", real)
-	}
+	defer g.Close()
 	// A linked work tree takes its objects, references and configuration from a common directory.
-	if b, err := readSmall(filepath.Join(real, "commondir")); err == nil {
-		c := strings.TrimSpace(string(b))
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(real, c)
-		}
-		creal, err := filepath.EvalSymlinks(c)
-		if err != nil {
-			return "", failf("the common git directory %s cannot be used: %v", e.display(c), err)
-		}
-		if _, inside := e.rel(creal); !inside {
-			return "", failf("the common git directory of this repository (%s) is outside the workspace", creal)
-		}
+	if _, err := g.Lstat("commondir"); errors.Is(err, fs.ErrNotExist) {
+		return real, nil
 	}
+	realRel, _ := e.rel(real)
+	b, err := readSmall(g, "commondir", path.Join(realRel, "commondir"))
+	if err != nil {
+		return "", err
+	}
+	c := strings.TrimSpace(string(b))
+	cTarget, err := e.within(realRel, c, "common git directory")
+	if err != nil {
+		return "", err
+	}
+	_, cg, err := e.realDir(root, cTarget, c, "common git directory")
+	if err != nil {
+		return "", err
+	}
+	cg.Close()
 	return real, nil
 }
 
-// display is a path as the model sees it: relative when inside the workspace.
-func (e *Executor) display(p string) string {
-	if rel, ok := e.rel(p); ok {
-		return show(rel)
+// within returns a path a git file names (absolute, or relative to the directory base) as a
+// path for the workspace's root: still unresolved, so that os.Root follows its links and its
+// .. components, and refuses those that leave the workspace.
+func (e *Executor) within(base, p, what string) (string, error) {
+	if p == "" {
+		return "", failf("%s names an empty %s", show(base), what)
 	}
-	return p
+	if !filepath.IsAbs(p) {
+		return base + "/" + p, nil
+	}
+	rel, ok := e.rel(p)
+	if !ok {
+		return "", failf("the %s of this repository (%s) is outside the workspace", what, p)
+	}
+	return rel, nil
 }
 
-func readSmall(p string) ([]byte, error) {
-	f, err := os.Open(p)
+// realDir opens the directory at target through root and returns the path it lies at, which
+// is inside the workspace, and the directory itself. named is the path as the repository
+// gave it, for messages.
+func (e *Executor) realDir(root *os.Root, target, named, what string) (string, *os.Root, error) {
+	g, err := root.OpenRoot(target)
+	switch {
+	case escapes(err):
+		return "", nil, failf("the %s of this repository (%s) is outside the workspace", what, named)
+	case err != nil:
+		return "", nil, failf("the %s %s cannot be used: %v", what, named, cause(err))
+	}
+	real, ok, err := where(g)
+	switch {
+	case err != nil:
+		err = failf("the %s %s cannot be used: %v", what, named, cause(err))
+	case !ok:
+		err = failf("the %s %s cannot be used: where it lies cannot be read from /proc", what, named)
+	default:
+		if _, inside := e.rel(real); !inside {
+			err = failf("the %s of this repository (%s) is outside the workspace", what, real)
+		}
+	}
+	if err != nil {
+		g.Close()
+		return "", nil, err
+	}
+	return real, g, nil
+}
+
+// readSmall reads the start of the regular file name in dir (a link is refused, not followed).
+func readSmall(dir *os.Root, name, rel string) ([]byte, error) {
+	f, _, err := openRegular(dir, name, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, 4096))
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return nil, fsFailure("read", rel, err)
+	}
+	return b, nil
 }
 
-// gitDrivers lists the filter and diff drivers the repository's configuration defines, and
-// returns the options that empty each of them: a clean filter runs when status compares a
-// changed file, a smudge filter when a file is written, a textconv when a diff is shown.
-// Their names are arbitrary, so they are read from the configuration as git itself reads it.
-func (e *Executor) gitDrivers(ctx context.Context, cwd string, env []string) ([]string, error) {
-	args := append(append([]string{"git"}, gitSafety...), "config", "-z", "--get-regexp", `^(filter|diff)\.`)
-	o, err := e.run(ctx, proc{path: e.git, args: args, dir: cwd, env: env})
-	if err != nil {
-		return nil, failf("git could not be started: %v", err)
+// The exit statuses by which gitScript refuses to run git (git itself exits with 0, 1, 128
+// or 129, or is killed).
+const (
+	exitConfig     = 113 // git config failed: what it said is the output
+	exitDriverName = 114 // a driver's name holds "=": the output is its section, then its name
+	exitDrivers    = 115 // more driver settings than maxDriverKeys bytes of names
+)
+
+// maxDriverKeys bounds the names of driver settings gitScript reads (about seven hundred;
+// a repository using Git LFS has four). sh dedups them in time that grows as the square of
+// their number: about 0.25 s at the bound.
+const maxDriverKeys = 16 << 10
+
+// gitScript is what git_status and git_diff run with sh, in one sandboxed start, with the path
+// of git as $1. It lists the filter and diff drivers the repository's configuration defines,
+// as git itself reads it, and runs git with each of them emptied: a clean filter runs when
+// status compares a changed file, a smudge filter when a file is written, a textconv when a
+// diff is shown. Their names are arbitrary, so they are only ever expanded inside double
+// quotes, never parsed again; a name holding "=" cannot be written as a -c option and is
+// refused. A subsection cannot hold a newline, so the names git config prints, one a line,
+// are read back exactly. @SAFETY@ and @SUB@ stand for the quoted options of every git run and
+// of the subcommand.
+const gitScript = `g=$1
+nl='
+'
+k=$("$g" @SAFETY@ config --name-only --get-regexp '^(filter|diff)\.' 2>&1)
+case $? in
+0) ;;
+1) [ -z "$k" ] || { printf '%s\n' "$k"; exit @EXITCONFIG@; } ;;
+*) printf '%s\n' "$k"; exit @EXITCONFIG@ ;;
+esac
+[ ${#k} -le @MAXKEYS@ ] || exit @EXITDRIVERS@
+set --
+seen=$nl
+while IFS= read -r key; do
+	case $key in
+	filter.*.*) s=filter ;;
+	diff.*.*) s=diff ;;
+	*) continue ;; # no subsection: diff.external and the like, switched off by options
+	esac
+	d=${key#"$s".}
+	d=${d%.*}
+	case $seen in *"$nl$s.$d$nl"*) continue ;; esac
+	seen=$seen$s.$d$nl
+	case $d in *=*) printf '%s\n%s\n' "$s" "$d"; exit @EXITNAME@ ;; esac
+	if [ "$s" = filter ]; then
+		set -- "$@" -c "filter.$d.clean=" -c "filter.$d.smudge=" -c "filter.$d.process=" -c "filter.$d.required=false"
+	else
+		set -- "$@" -c "diff.$d.textconv=" -c "diff.$d.command="
+	fi
+done <<EOF
+$k
+EOF
+exec "$g" @SAFETY@ "$@" @SUB@
+`
+
+// The scripts of git_status and git_diff.
+var (
+	statusScript = gitCommand("status", "--short", "--branch", "--ignore-submodules=dirty")
+	diffScript   = gitCommand("diff", "--no-color", "--no-ext-diff", "--no-textconv",
+		"--ignore-submodules=dirty", "--submodule=short")
+)
+
+// gitCommand is gitScript running the subcommand sub.
+func gitCommand(sub ...string) string {
+	return strings.NewReplacer(
+		"@SAFETY@", shellQuote(gitSafety),
+		"@SUB@", shellQuote(sub),
+		"@EXITCONFIG@", strconv.Itoa(exitConfig),
+		"@EXITNAME@", strconv.Itoa(exitDriverName),
+		"@EXITDRIVERS@", strconv.Itoa(exitDrivers),
+		"@MAXKEYS@", strconv.Itoa(maxDriverKeys),
+	).Replace(gitScript)
+}
+
+// shellQuote quotes each word for sh, in single quotes.
+func shellQuote(words []string) string {
+	q := make([]string, len(words))
+	for i, w := range words {
+		q[i] = "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 	}
-	switch {
-	case o.exitCode == 1 && len(o.head) == 0:
-		return nil, nil // no such key
-	case o.exitCode != 0:
-		return nil, failf("git cannot read the repository's configuration:\n%s", o.output())
-	case o.dropped > 0:
-		return nil, failf("the repository's configuration defines too many filter and diff settings to check; refusing to run git there")
-	}
-	out := slices.Concat(o.head, o.tail)
-	var flags []string
-	seen := map[string]bool{}
-	for rec := range bytes.SplitSeq(out, []byte{0}) {
-		key, _, _ := strings.Cut(string(rec), "\n")
-		section, rest, ok := strings.Cut(key, ".")
-		last := strings.LastIndexByte(rest, '.')
-		if !ok || last < 0 {
-			continue // no subsection: diff.external and the like, switched off by options
-		}
-		sub := rest[:last]
-		if seen[section+"\x00"+sub] {
-			continue
-		}
-		seen[section+"\x00"+sub] = true
-		if strings.ContainsAny(sub, "=\n\x00") {
-			return nil, failf("the repository's configuration defines a %s driver named %q, which cannot be switched off on git's command line; refusing to run git there", section, sub)
-		}
-		var vars []string
-		switch section {
-		case "filter":
-			vars = []string{"clean=", "smudge=", "process=", "required=false"}
-		case "diff":
-			vars = []string{"textconv=", "command="}
-		}
-		for _, v := range vars {
-			flags = append(flags, "-c", section+"."+sub+"."+v)
-		}
-	}
-	return flags, nil
+	return strings.Join(q, " ")
 }

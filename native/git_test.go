@@ -1,6 +1,8 @@
 package native_test
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,10 +10,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/native"
 )
 
-func needGit(t *testing.T) {
+// eachSandbox runs f as two subtests: with git confined by the sandbox (skipped where the
+// sandbox cannot run), and with the sandbox off, where only git's own options hold it.
+func eachSandbox(t *testing.T, f func(t *testing.T, sb native.Sandbox)) {
+	t.Helper()
+	t.Run("sandboxed", func(t *testing.T) {
+		sandboxtest.Need(t)
+		f(t, native.Sandbox{})
+	})
+	t.Run("off", func(t *testing.T) { f(t, off) })
+}
+
+func needGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -19,7 +33,7 @@ func needGit(t *testing.T) {
 }
 
 // git runs git in dir for a test's setup, with no system or global configuration.
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com",
 		"-c", "init.defaultBranch=main", "-c", "commit.gpgSign=false"}, args...)...)
@@ -33,7 +47,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // repo makes a repository at dir with one committed file, a.txt.
-func repo(t *testing.T, dir string) {
+func repo(t testing.TB, dir string) {
 	t.Helper()
 	writeFile(t, dir+"/a.txt", "one\n")
 	writeFile(t, dir+"/sub/b.txt", "two\n")
@@ -44,7 +58,11 @@ func repo(t *testing.T, dir string) {
 
 func TestGit(t *testing.T) {
 	needGit(t)
-	ws, e := workspace(t, native.Options{})
+	eachSandbox(t, testGit)
+}
+
+func testGit(t *testing.T, sb native.Sandbox) {
+	ws, e := workspace(t, native.Options{Sandbox: sb})
 	repo(t, ws+"/repo")
 	writeFile(t, ws+"/repo/a.txt", "one\nmore\n")
 	writeFile(t, ws+"/repo/new.txt", "")
@@ -73,6 +91,11 @@ func TestGit(t *testing.T) {
 	}
 	git(t, ws+"/repo", "add", "a.txt")
 	want(t, call(t, e, ws, "git_diff", map[string]any{"cwd": "repo"}), false, "(no changes: the work tree matches the index)")
+	// A linked work tree: its .git file names a git directory whose commondir is the main one.
+	git(t, ws+"/repo", "worktree", "add", "-q", "-b", "side", "../side")
+	writeFile(t, ws+"/side/sub/b.txt", "two\nthree\n")
+	want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "side/sub"}), false, "## side\n", " M b.txt\n")
+	want(t, call(t, e, ws, "git_diff", map[string]any{"cwd": "side"}), false, "+three\n")
 }
 
 // TestGitInsideALargerRepository: a workspace inside someone's repository is not in a
@@ -91,7 +114,8 @@ func TestGitInsideALargerRepository(t *testing.T) {
 	want(t, call(t, e, outer+"/sub", "git_status", nil), true, "not in a git repository inside the workspace")
 }
 
-// TestGitDirOutside: a .git file pointing out of the workspace is refused.
+// TestGitDirOutside: a git directory out of the workspace is refused, however the .git entry
+// leads there.
 func TestGitDirOutside(t *testing.T) {
 	needGit(t)
 	base, err := filepath.EvalSymlinks(t.TempDir())
@@ -99,23 +123,62 @@ func TestGitDirOutside(t *testing.T) {
 		t.Fatal(err)
 	}
 	repo(t, base+"/other")
-	writeFile(t, base+"/ws/.git", "gitdir: "+base+"/other/.git\n")
-	e, err := native.New(native.Options{Workspace: base + "/ws"})
+	ws := base + "/ws"
+	writeFile(t, ws+"/abs/.git", "gitdir: "+base+"/other/.git\n")
+	writeFile(t, ws+"/rel/.git", "gitdir: ../../other/.git\n")
+	writeFile(t, ws+"/vialink/.git", "gitdir: ../link/.git\n")
+	if err := os.Symlink(base+"/other", ws+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ws+"/dotlink", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(base+"/other/.git", ws+"/dotlink/.git"); err != nil {
+		t.Fatal(err)
+	}
+	// A linked work tree whose git directory is inside, but its common directory is not.
+	writeFile(t, ws+"/linked/.git", "gitdir: ../wtgit\n")
+	writeFile(t, ws+"/wtgit/commondir", base+"/other/.git\n")
+	writeFile(t, ws+"/wtgit/HEAD", "ref: refs/heads/main\n")
+	writeFile(t, ws+"/empty/.git", "gitdir:\n")
+	e, err := native.New(native.Options{Workspace: ws})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want(t, call(t, e, base+"/ws", "git_status", nil), true, "is outside the workspace")
+	tests := []struct {
+		cwd  string
+		want string
+	}{
+		{"abs", "the git directory of this repository (" + base + "/other/.git) is outside the workspace"},
+		{"rel", "the git directory of this repository (../../other/.git) is outside the workspace"},
+		{"vialink", "the git directory of this repository (../link/.git) is outside the workspace"},
+		{"dotlink", "the git directory of this repository (dotlink/.git) is outside the workspace"},
+		{"linked", "the common git directory of this repository (" + base + "/other/.git) is outside the workspace"},
+		{"empty", "empty names an empty git directory"},
+	}
+	for _, tt := range tests {
+		for _, kind := range []string{"git_status", "git_diff"} {
+			want(t, call(t, e, ws, kind, map[string]any{"cwd": tt.cwd}), true, tt.want)
+		}
+	}
 }
 
 // TestGitHostileRepository: a repository the agent could write sets every program-running
 // option it can; git_status and git_diff run none of them.
+//
+// In the sandbox the programs lie in the workspace, where the sandbox would let them run:
+// git's options are what stops them there too.
 func TestGitHostileRepository(t *testing.T) {
 	needGit(t)
-	marks, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
+	eachSandbox(t, testGitHostileRepository)
+}
+
+func testGitHostileRepository(t *testing.T, sb native.Sandbox) {
+	ws, e := workspace(t, native.Options{Sandbox: sb})
+	marks := ws + "/marks"
+	if err := os.Mkdir(marks, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ws, e := workspace(t, native.Options{})
 	r := ws + "/repo"
 	repo(t, r)
 	script := func(name string) string {
@@ -172,14 +235,73 @@ func TestGitHostileRepository(t *testing.T) {
 	}
 }
 
-// TestGitDriverNames: a driver whose name cannot be written on git's command line is refused,
-// not run.
+// TestGitDriverNames: drivers are emptied whatever their names, which are never read as shell
+// code; a name that cannot be written on git's command line is refused, not run.
 func TestGitDriverNames(t *testing.T) {
 	needGit(t)
-	ws, e := workspace(t, native.Options{})
-	repo(t, ws+"/repo")
-	writeFile(t, ws+"/repo/.git/config", readFile(t, ws+"/repo/.git/config")+"[filter \"a=b\"]\n\tclean = false\n")
-	want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), true, `driver named "a=b"`)
+	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
+		ws, e := workspace(t, native.Options{Sandbox: sb})
+		r := ws + "/repo"
+		marks := ws + "/marks"
+		writeFile(t, marks+"/f.sh", "#!/bin/sh\ntouch "+marks+"/ran\ncat\n")
+		if err := os.Chmod(marks+"/f.sh", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		names := []string{"x$(touch${IFS}" + marks + "/injected)", "`touch${IFS}" + marks + "/injected`",
+			"a.b", "q'uote", "*", `back\slash`, "d\"q", "UPPER", "a b"}
+		var attrs strings.Builder
+		for i, n := range names {
+			writeFile(t, fmt.Sprintf("%s/f%d.txt", r, i), "one\n")
+			if !strings.Contains(n, " ") { // an attribute cannot name it; git must still cope
+				fmt.Fprintf(&attrs, "f%d.txt filter=%s diff=%s\n", i, n, n)
+			}
+		}
+		writeFile(t, r+"/.gitattributes", attrs.String())
+		git(t, ws, "init", "-q", r)
+		git(t, r, "add", ".")
+		git(t, r, "commit", "-q", "-m", "first")
+		for i, n := range names {
+			git(t, r, "config", "filter."+n+".clean", marks+"/f.sh")
+			git(t, r, "config", "filter."+n+".required", "true")
+			git(t, r, "config", "diff."+n+".textconv", marks+"/f.sh")
+			// Changed without a change of size, and later: status must read it, through its filter.
+			writeFile(t, fmt.Sprintf("%s/f%d.txt", r, i), "ONE\n")
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(fmt.Sprintf("%s/f%d.txt", r, i), later, later); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), false, " M f0.txt\n", " M f8.txt\n")
+		want(t, call(t, e, ws, "git_diff", map[string]any{"cwd": "repo"}), false, "-one\n+ONE\n")
+		if ran, _ := filepath.Glob(marks + "/*"); len(ran) != 1 {
+			t.Errorf("a driver ran, or a name was run as code: %v", ran)
+		}
+
+		git(t, r, "config", "filter.a=b.clean", "false")
+		want(t, call(t, e, ws, "git_status", map[string]any{"cwd": "repo"}), true, `the repository's configuration defines a filter driver named "a=b"`)
+	})
+}
+
+// TestGitConfigRefused: a configuration git cannot read, or one with more driver settings than
+// are checked, stops the call before git status or diff runs.
+func TestGitConfigRefused(t *testing.T) {
+	needGit(t)
+	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
+		ws, e := workspace(t, native.Options{Sandbox: sb})
+		repo(t, ws+"/broken")
+		writeFile(t, ws+"/broken/.git/config", readFile(t, ws+"/broken/.git/config")+"[filter\n")
+		repo(t, ws+"/many")
+		var many strings.Builder
+		many.WriteString(readFile(t, ws+"/many/.git/config"))
+		for i := range 1000 {
+			fmt.Fprintf(&many, "[filter \"f%04d\"]\n\tclean = cat\n", i)
+		}
+		writeFile(t, ws+"/many/.git/config", many.String())
+		for _, kind := range []string{"git_status", "git_diff"} {
+			want(t, call(t, e, ws, kind, map[string]any{"cwd": "broken"}), true, "git cannot read the repository's configuration:\n", "bad config")
+			want(t, call(t, e, ws, kind, map[string]any{"cwd": "many"}), true, "defines too many filter and diff settings to check")
+		}
+	})
 }
 
 func TestGitMissing(t *testing.T) {
@@ -257,38 +379,41 @@ func TestFilesPatch(t *testing.T) {
 			files:   map[string]string{".git/hooks/x": ""},
 		},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			ws, e := workspace(t, native.Options{})
-			writeFile(t, ws+"/a.txt", "one\ntwo\n")
-			writeFile(t, ws+"/sub/c.txt", "c\n")
-			args := map[string]any{"patch": tt.patch}
-			if tt.cwd != "" {
-				args["cwd"] = tt.cwd
-			}
-			want(t, call(t, e, ws, "files_patch", args), tt.isError, tt.want...)
-			for f, content := range tt.files {
-				b, err := os.ReadFile(ws + "/" + f)
-				switch {
-				case content == "" && err == nil:
-					t.Errorf("%s exists", f)
-				case content != "" && string(b) != content:
-					t.Errorf("%s holds %q, want %q (%v)", f, b, content, err)
+	eachSandbox(t, func(t *testing.T, sb native.Sandbox) {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				ws, e := workspace(t, native.Options{Sandbox: sb})
+				writeFile(t, ws+"/a.txt", "one\ntwo\n")
+				writeFile(t, ws+"/sub/c.txt", "c\n")
+				args := map[string]any{"patch": tt.patch}
+				if tt.cwd != "" {
+					args["cwd"] = tt.cwd
 				}
-			}
-		})
-	}
+				want(t, call(t, e, ws, "files_patch", args), tt.isError, tt.want...)
+				for f, content := range tt.files {
+					b, err := os.ReadFile(ws + "/" + f)
+					switch {
+					case content == "" && err == nil:
+						t.Errorf("%s exists", f)
+					case content != "" && string(b) != content:
+						t.Errorf("%s holds %q, want %q (%v)", f, b, content, err)
+					}
+				}
+			})
+		}
+	})
 }
 
 // TestFilesPatchInHostileRepository: a patch applied inside a repository does not run the
 // repository's filters (git apply would run clean and smudge filters there).
 func TestFilesPatchInHostileRepository(t *testing.T) {
 	needGit(t)
-	marks, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ws, e := workspace(t, native.Options{})
+	eachSandbox(t, testFilesPatchInHostileRepository)
+}
+
+func testFilesPatchInHostileRepository(t *testing.T, sb native.Sandbox) {
+	ws, e := workspace(t, native.Options{Sandbox: sb})
+	marks := ws + "/marks"
 	repo(t, ws)
 	writeFile(t, marks+"/f.sh", "#!/bin/sh\ntouch "+marks+"/ran\ncat\n")
 	if err := os.Chmod(marks+"/f.sh", 0o755); err != nil {
@@ -307,5 +432,26 @@ func TestFilesPatchInHostileRepository(t *testing.T) {
 	}
 	if strings.Contains(r.Text, "warning") {
 		t.Errorf("git warned: %s", r.Text)
+	}
+}
+
+// TestGitFailsClosed: where the sandbox cannot start git, git does not run at all, and the
+// result says why. (A hidden path that is not absolute stops the sandbox on any host; where
+// the sandbox cannot be applied at all, that stops it first.)
+func TestGitFailsClosed(t *testing.T) {
+	needGit(t)
+	ws, e := workspace(t, native.Options{Sandbox: native.Sandbox{Hidden: []string{"not/absolute"}}})
+	repo(t, ws)
+	for _, kind := range []string{"git_status", "git_diff"} {
+		r, err := e.Run(context.Background(), normalize(t, ws, kind, nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want(t, r, true, "git ", " the sandbox")
+	}
+	want(t, call(t, e, ws, "files_patch", map[string]any{"patch": "--- a/a.txt\n+++ b/a.txt\n@@ -1 +1 @@\n-one\n+ONE\n"}),
+		true, "git ", " the sandbox")
+	if got := readFile(t, ws+"/a.txt"); got != "one\n" {
+		t.Errorf("the patch was applied: a.txt holds %q", got)
 	}
 }

@@ -3,10 +3,13 @@ package native
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/action/patch"
@@ -28,27 +31,12 @@ func (e *Executor) patch(ctx context.Context, a *action.Action) (Result, error) 
 	if err != nil {
 		return Result{}, err
 	}
-	if err := e.checkDir(cwd, rel); err != nil {
-		return Result{}, err
-	}
 	changes, err := patch.Changes(diff)
 	if err != nil {
 		return Result{}, fmt.Errorf("%w: the patch does not parse: %v", ErrUnreviewed, err)
 	}
-	for _, c := range changes {
-		for _, p := range []string{c.Old, c.New} {
-			if p == "" {
-				continue
-			}
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(cwd, p)
-			}
-			if real, err := action.Real(p); err != nil {
-				return Result{}, failf("the patch touches %s, which cannot be resolved: %v", p, err)
-			} else if _, inside := e.rel(real); !inside {
-				return Result{}, failf("the patch touches %s, which is outside the workspace", real)
-			}
-		}
+	if err := e.checkPatchPaths(cwd, rel, changes); err != nil {
+		return Result{}, err
 	}
 	if e.git == "" {
 		return Result{}, failf("files_patch needs git (it applies patches with git apply), and git is not installed")
@@ -61,10 +49,10 @@ func (e *Executor) patch(ctx context.Context, a *action.Action) (Result, error) 
 	level := ""
 	var why []string
 	for _, p := range []string{"-p1", "-p0"} {
-		o, err := e.run(ctx, proc{path: e.git, args: []string{"git", "apply", "--numstat", "-z", p, "-"},
+		o, err := e.runGit(ctx, proc{path: e.git, args: []string{"git", "apply", "--numstat", "-z", p, "-"},
 			dir: cwd, env: env, stdin: diff})
 		if err != nil {
-			return Result{}, failf("git could not be started: %v", err)
+			return Result{}, err
 		}
 		if o.exitCode != 0 {
 			why = append(why, fmt.Sprintf("with %s: %s", p, strings.TrimSpace(o.output())))
@@ -80,10 +68,10 @@ func (e *Executor) patch(ctx context.Context, a *action.Action) (Result, error) 
 		return Result{}, failf("git apply would not apply this patch to the files it was reviewed for, so it was not applied (%s)",
 			strings.Join(why, "; "))
 	}
-	o, err := e.run(ctx, proc{path: e.git, args: []string{"git", "apply", "--whitespace=nowarn", level, "-"},
+	o, err := e.runGit(ctx, proc{path: e.git, args: []string{"git", "apply", "--whitespace=nowarn", level, "-"},
 		dir: cwd, env: env, stdin: diff})
 	if err != nil {
-		return Result{}, failf("git could not be started: %v", err)
+		return Result{}, err
 	}
 	switch {
 	case o.timedOut || o.cancelled:
@@ -106,6 +94,48 @@ func (e *Executor) patch(ctx context.Context, a *action.Action) (Result, error) 
 		files[i] = map[string]any{"op": string(c.Op), "old": c.Old, "new": c.New}
 	}
 	return Result{Text: b.String(), Structured: map[string]any{"files": files, "strip": level}}, nil
+}
+
+// checkPatchPaths checks, through the workspace's root, that cwd still is the directory the
+// review judged and that no path the patch touches leads out of the workspace, by .. or by a
+// link. git apply then reaches the paths by name itself: what holds it inside the workspace
+// whatever changes meanwhile is the sandbox, and these checks give a clear message.
+func (e *Executor) checkPatchPaths(cwd, rel string, changes []patch.Change) error {
+	root, err := e.openRoot()
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	d, err := e.workDir(root, cwd, rel)
+	if err != nil {
+		return err
+	}
+	d.Close()
+	for _, c := range changes {
+		for _, p := range []string{c.Old, c.New} {
+			if p == "" {
+				continue
+			}
+			target := rel + "/" + p // unresolved: os.Root follows its links and its ..
+			if filepath.IsAbs(p) {
+				r, inside := e.rel(p)
+				if !inside {
+					return failf("the patch touches %s, which is outside the workspace", p)
+				}
+				target = r
+			}
+			_, err := root.Stat(target)
+			switch {
+			case escapes(err):
+				return failf("the patch touches %s, which is outside the workspace", p)
+			case err == nil, errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+				// A file to create, or a path git apply will refuse itself.
+			default:
+				return failf("the patch touches %s, which cannot be resolved: %v", p, cause(err))
+			}
+		}
+	}
+	return nil
 }
 
 // numstatNames reads the file names of git apply --numstat -z: "added\tdeleted\tname\0" per

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -37,8 +35,8 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 		if o, err = e.run(ctx, p); err != nil {
 			return Result{}, failf("the command could not be started: %v", err)
 		}
-	} else if o, err = e.runSandboxed(ctx, p); err != nil {
-		return Result{}, sandboxFailure(err)
+	} else if o, err = e.runSandboxed(ctx, p, e.sandbox.Hidden, e.sandbox.Proxy); err != nil {
+		return Result{}, sandboxFailure("the command", err)
 	}
 	var b strings.Builder
 	out := o.output()
@@ -73,25 +71,6 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 		},
 		IsError: o.exitCode != 0,
 	}, nil
-}
-
-// checkDir checks that a working directory still is the real directory the review judged.
-func (e *Executor) checkDir(abs, rel string) error {
-	real, err := filepath.EvalSymlinks(abs)
-	if err != nil {
-		return fsFailure("use", rel, err)
-	}
-	if real != abs {
-		return failf("%s changed after it was reviewed (it now leads to %s); call again", show(rel), real)
-	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return fsFailure("use", rel, err)
-	}
-	if !st.IsDir() {
-		return failf("%s is not a directory", rel)
-	}
-	return nil
 }
 
 // mergeEnv returns base with vars set over it, for one process. Warden's own environment is

@@ -15,7 +15,7 @@ import (
 	"github.com/wardenhq/warden/sandbox"
 )
 
-// sandboxFlags are serve's and mcp's flags for the sandbox of shell_exec and of connectors
+// sandboxFlags are serve's and mcp's flags for the sandbox of shell_exec, of git, and of connectors
 // marked sandbox: true.
 type sandboxFlags struct {
 	off      bool
@@ -25,12 +25,12 @@ type sandboxFlags struct {
 
 func (f *sandboxFlags) register(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.BoolVar(&f.off, "no-sandbox", false, "run shell_exec's commands, and connectors marked sandbox: true, UNSANDBOXED, as this user with this host's network (the operator's explicit choice; the banner and /readyz say so)")
+	fl.BoolVar(&f.off, "no-sandbox", false, "run shell_exec's commands, the git of git_status, git_diff and files_patch, and connectors marked sandbox: true, UNSANDBOXED, as this user with this host's network (the operator's explicit choice; the banner and /readyz say so)")
 	fl.StringArrayVar(&f.readOnly, "sandbox-read-only", nil, "a further path sandboxed commands may read and execute, e.g. a toolchain in /opt (repeatable)")
 	fl.StringArrayVar(&f.hidden, "sandbox-hidden", nil, "a path sandboxed commands may not read, besides Warden's database and other tenants' workspaces (repeatable)")
 }
 
-// sandboxState is what shell_exec's commands run under, decided once at start-up: for the
+// sandboxState is what shell_exec's commands and the git tools' git run under, decided once at start-up: for the
 // gateway, the banner and /readyz.
 type sandboxState struct {
 	// native is the executor's sandbox (its proxy is set per session by the gateway).
@@ -91,9 +91,9 @@ func (st *sandboxState) checker() *egress.Checker { return egress.New(st.egress.
 func (st *sandboxState) summary() string {
 	switch {
 	case st.native.Off:
-		return "off: the operator turned it off (--no-sandbox); shell_exec runs commands unsandboxed"
+		return "off: the operator turned it off (--no-sandbox); shell_exec runs commands, and the git tools git, unsandboxed"
 	case st.unavailable != nil:
-		return "unavailable: shell_exec refuses to run commands (" + st.unavailable.Error() + ")"
+		return "unavailable: shell_exec refuses to run commands, and the git tools git (" + st.unavailable.Error() + ")"
 	}
 	return "on"
 }

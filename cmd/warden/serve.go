@@ -237,16 +237,16 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	fmt.Fprintf(out, "warden: workspaces %s (each tenant works in its own directory there)\n", workspaces)
 	switch {
 	case sb.native.Off:
-		fmt.Fprintln(out, "warden: SANDBOX OFF (--no-sandbox): shell_exec runs commands UNSANDBOXED, as this user, with this host's network, in the tenant's workspace; so do connectors marked sandbox: true")
+		fmt.Fprintln(out, "warden: SANDBOX OFF (--no-sandbox): shell_exec runs commands UNSANDBOXED, as this user, with this host's network, in the tenant's workspace; so do git_status, git_diff and files_patch their git, and connectors marked sandbox: true")
 	case sb.unavailable != nil:
 		fmt.Fprintf(out, "warden: SANDBOX UNAVAILABLE: %v\n", sb.unavailable)
-		fmt.Fprintln(out, "warden: shell_exec refuses to run commands, and connectors marked sandbox: true do not start, until the sandbox can be applied (or the operator starts Warden with --no-sandbox)")
+		fmt.Fprintln(out, "warden: shell_exec refuses to run commands, git_status, git_diff and files_patch refuse to run git, and connectors marked sandbox: true do not start, until the sandbox can be applied (or the operator starts Warden with --no-sandbox)")
 	default:
 		procs := fmt.Sprintf("at most %d processes at once", sb.procLimit)
 		if sb.procLimit == 0 {
 			procs = "with no process limit (no cgroup can be made here)"
 		}
-		fmt.Fprintf(out, "warden: sandbox on: shell_exec runs each command under Landlock (its workspace read-write, system paths read-only, nothing else), with no_new_privs and no capabilities, in its own network and PID namespaces, %s\n", procs)
+		fmt.Fprintf(out, "warden: sandbox on: shell_exec runs each command under Landlock (its workspace read-write, system paths read-only, nothing else), with no_new_privs and no capabilities, in its own network and PID namespaces, %s; git_status, git_diff and files_patch run git the same way, with no network at all\n", procs)
 	}
 	// (A SANDBOX_EGRESS that is neither mode is among the switch reports below: the policy
 	// and the proxy read it alike.)
