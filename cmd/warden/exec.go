@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,8 +43,9 @@ a session of its own with no controlling terminal. Everything it starts is kille
 ends. See docs/sandbox.md and docs/egress.md.
 
 The list is --allowlist if given, else SANDBOX_EGRESS_ALLOWLIST, else the default list; the mode
-is --mode if given, else SANDBOX_EGRESS. The command's environment is PATH, HOME, TERM, LANG and
-LC_ALL from here, plus each --setenv. A relative DIR is taken from the current directory.
+is --mode if given, else SANDBOX_EGRESS. The command's environment is PATH, TERM, LANG and
+LC_ALL from here, HOME set to DIR, and each --setenv (which wins). A relative DIR is taken
+from the current directory.
 
 The exit status is the command's (128+N when signal N ended it, 124 at the time limit); 127
 when CMD is not found in the sandbox, 126 when it is found but cannot be run there; 125 when
@@ -134,13 +136,19 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	go proxy.Serve(ctx, ln)
 	defer proxy.Close()
 
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "TERM", "LANG", "LC_ALL"} {
+	// HOME is the workspace, as for shell_exec: the caller's home is not in the sandbox, and
+	// tools keep their caches under HOME. Each variable once; a --setenv wins.
+	env := []string{"HOME=" + ws}
+	for _, k := range []string{"PATH", "TERM", "LANG", "LC_ALL"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}
 	}
-	env = append(env, o.vars...)
+	for _, kv := range o.vars {
+		k, _, _ := strings.Cut(kv, "=")
+		env = slices.DeleteFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") })
+		env = append(env, kv)
+	}
 	if o.noSandbox {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the sandbox is OFF (--no-sandbox): the command runs unconfined, with the network of this host")
 	}
