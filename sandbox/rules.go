@@ -151,7 +151,7 @@ func planFS(run, ws string, extraRO, hidden []string, pathVar string) (fsPlan, e
 	}
 	for _, m := range p.Mounts {
 		for _, home := range homes {
-			if !strictlyUnder(m, []string{home}) {
+			if !under(m, []string{home}) {
 				continue
 			}
 			for _, s := range homeSecrets {
@@ -169,7 +169,7 @@ func planFS(run, ws string, extraRO, hidden []string, pathVar string) (fsPlan, e
 
 // pathDirs returns the directories of a PATH that the command may need to read to run what
 // is on it: each absolute directory holding an executable, outside the system paths and the
-// workspace, and, where it is a bin, sbin or shims directory, the installation it belongs to
+// workspace and not a home directory itself, and, where it is a bin, sbin or shims directory, the installation it belongs to
 // (~/.pyenv for ~/.pyenv/shims, ~/go for ~/go/bin), unless that is a home directory itself.
 func pathDirs(pathVar, ws string, homes []string) []string {
 	var out []string
@@ -178,8 +178,8 @@ func pathDirs(pathVar, ws string, homes []string) []string {
 			continue // a system path, readable anyway
 		}
 		r, err := filepath.EvalSymlinks(d)
-		if err != nil || r == "/" || under(r, systemDirs) || under(r, []string{ws}) || !holdsExecutable(r) {
-			continue
+		if err != nil || r == "/" || r == "/home" || slices.Contains(homes, r) || under(r, systemDirs) || under(r, []string{ws}) || !holdsExecutable(r) {
+			continue // a home itself holds far more than programs
 		}
 		out = append(out, r)
 		switch filepath.Base(r) {
