@@ -1,0 +1,246 @@
+package secret
+
+import (
+	"cmp"
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"sort"
+)
+
+// A gramIndex finds the places of a text where a run of some needle (a form of a known value)
+// may begin, by grams: substrings of a fixed length. Every gram of every needle is in it.
+//
+// The main index has 5-byte grams and is probed at every fourth position of the compacted
+// text: a run of 8 bytes or more always contains a gram that starts at a multiple of 4, so
+// probing a quarter of the positions finds every run. The hex index has 8-byte grams, folded
+// to lower case, and is probed at every eighth position of the runs of hex digits only: a hex
+// run stands for at least 8 bytes of a value, so it is 16 characters or more.
+//
+// A probe first tests two Bloom filters of the grams. The first has one bit a gram and 32 to
+// 64 bits of room for each, so that about 97% of the probes of a text without values stop at
+// one load and one bit test, and the probe loop runs at several gigabytes a second; the second
+// has two bits a gram in 16 to 32, and with the first is wrong for fewer than one probe in two
+// thousand. Only then does the probe look the gram up exactly, in buckets of offsets into the
+// arena of needles, and extend what it finds byte by byte (see scanner). For a thousand
+// 40-byte values the main index holds about 1.4 million grams in some 15 megabytes.
+type gramIndex struct {
+	gram           int  // gram length: 5 or 8
+	fold           bool // grams are compared folded to lower case (the needles are lower case)
+	first, second  []uint64
+	fshift, sshift uint // word = hash >> shift
+	segs           []*segment
+}
+
+// A segment holds needles and the offsets of their grams by bucket.
+type segment struct {
+	arena   []byte   // a zero byte, then the needles each followed by a zero byte, then padding
+	needles []needle // by start
+	bshift  uint     // bucket = hash >> bshift
+	bstart  []uint32 // bucket b's offsets are entries[bstart[b]:bstart[b+1]]
+	entries []uint32 // arena offsets of grams
+	// shared are the grams left out of entries because too many values hold them (see
+	// maxGramValues); they stay in the filters, so that a probe that finds one looks at its
+	// neighbours.
+	shared map[uint64]bool
+}
+
+// A needle is one form of one value, as the index holds it (without separators).
+type needle struct {
+	start, end uint32 // in the arena
+	val        int32  // index into matcher.vals
+	form       form
+}
+
+const hashMul = 0x9E3779B97F4A7C15
+
+// gramKey loads the gram of length n at b[i:], which has 8 bytes of room.
+func gramKey(b []byte, i, n int) uint64 {
+	k := binary.LittleEndian.Uint64(b[i:])
+	if n < 8 {
+		k &= 1<<(8*n) - 1
+	}
+	return k
+}
+
+// gramHash hashes a gram; the main index's probe inlines it.
+func gramHash(k uint64, n int) uint64 {
+	if n == 8 {
+		k ^= k >> 31 // an 8-byte gram's high bytes must reach the filter's bit positions too
+	}
+	return k * hashMul
+}
+
+// firstBit is the bit of a hash in its word of the first filter.
+func firstBit(h uint64) uint64 { return 1 << (h >> 20 & 63) }
+
+// secondHash is the hash of the second filter, independent of the first's bits.
+func secondHash(h uint64) uint64 { return (h ^ h>>29) * 0xBF58476D1CE4E5B9 }
+
+// secondBits are the two bits of a second hash in its word.
+func secondBits(h2 uint64) uint64 { return 1<<(h2>>20&63) | 1<<(h2>>26&63) }
+
+// foldMask lowers the case of letters (and moves some punctuation, harmlessly: grams and
+// needles of the hex index only hold hex digits and x).
+const foldMask = 0x2020202020202020
+
+// needleSource is a needle before it is indexed.
+type needleSource struct {
+	s    string
+	val  int32
+	form form
+}
+
+// newGramIndex indexes needles, or returns nil if there are none long enough to hold a gram.
+func newGramIndex(gram int, fold bool, needles []needleSource) *gramIndex {
+	seg := newSegment(gram, needles)
+	if seg == nil {
+		return nil
+	}
+	ix := &gramIndex{gram: gram, fold: fold, segs: []*segment{seg}}
+	ngrams := len(seg.entries)
+	words := 1 << max(6, bits.Len(uint(ngrams/2)))
+	ix.first = make([]uint64, words)
+	ix.fshift = uint(64 - bits.TrailingZeros(uint(words)))
+	words = max(64, words/2)
+	ix.second = make([]uint64, words)
+	ix.sshift = uint(64 - bits.TrailingZeros(uint(words)))
+	add := func(k uint64) {
+		h := gramHash(k, gram)
+		ix.first[h>>ix.fshift] |= firstBit(h)
+		h2 := secondHash(h)
+		ix.second[h2>>ix.sshift] |= secondBits(h2)
+	}
+	for _, e := range seg.entries {
+		add(gramKey(seg.arena, int(e), gram))
+	}
+	for k := range seg.shared {
+		add(k)
+	}
+	return ix
+}
+
+func newSegment(gram int, needles []needleSource) *segment {
+	size, ngrams := 0, 0
+	for _, n := range needles {
+		if len(n.s) >= gram {
+			size += len(n.s) + 1
+			ngrams += len(n.s) - gram + 1
+		}
+	}
+	if ngrams == 0 {
+		return nil
+	}
+	seg := &segment{arena: make([]byte, 1, size+9)}
+	for _, n := range needles {
+		if len(n.s) < gram {
+			continue
+		}
+		start := uint32(len(seg.arena))
+		seg.arena = append(seg.arena, n.s...)
+		seg.needles = append(seg.needles, needle{start: start, end: uint32(len(seg.arena)), val: n.val, form: n.form})
+		seg.arena = append(seg.arena, 0)
+	}
+	seg.arena = append(seg.arena, make([]byte, 8)...)
+
+	nb := 1 << max(4, bits.Len(uint(ngrams/4))) // about four grams a bucket
+	seg.bshift = uint(64 - bits.TrailingZeros(uint(nb)))
+	seg.bstart = make([]uint32, nb+1)
+	type gramAt struct {
+		k   uint64
+		off uint32
+		val int32
+	}
+	grams := make([]gramAt, 0, ngrams)
+	for _, nd := range seg.needles {
+		for i := nd.start; i+uint32(gram) <= nd.end; i++ {
+			k := gramKey(seg.arena, int(i), gram)
+			grams = append(grams, gramAt{k, i, nd.val})
+			seg.bstart[gramHash(k, gram)>>seg.bshift+1]++
+		}
+	}
+	for b := 1; b <= nb; b++ {
+		seg.bstart[b] += seg.bstart[b-1]
+	}
+	byBucket := make([]gramAt, ngrams)
+	fill := make([]uint32, nb)
+	copy(fill, seg.bstart[:nb])
+	for _, g := range grams {
+		b := gramHash(g.k, gram) >> seg.bshift
+		byBucket[fill[b]] = g
+		fill[b]++
+	}
+	// Write the offsets bucket by bucket, leaving out the grams that more than maxGramValues
+	// values share.
+	seg.entries = make([]uint32, 0, ngrams)
+	for b := range nb {
+		bucket := byBucket[seg.bstart[b]:seg.bstart[b+1]]
+		slices.SortFunc(bucket, func(x, y gramAt) int {
+			if x.k != y.k {
+				return cmp.Compare(x.k, y.k)
+			}
+			return cmp.Compare(x.val, y.val)
+		})
+		seg.bstart[b] = uint32(len(seg.entries))
+		for i := 0; i < len(bucket); {
+			j, values := i, 0
+			for ; j < len(bucket) && bucket[j].k == bucket[i].k; j++ {
+				if j == i || bucket[j].val != bucket[j-1].val {
+					values++
+				}
+			}
+			if values <= maxGramValues {
+				for _, g := range bucket[i:j] {
+					seg.entries = append(seg.entries, g.off)
+				}
+			} else {
+				if seg.shared == nil {
+					seg.shared = map[uint64]bool{}
+				}
+				seg.shared[bucket[i].k] = true
+			}
+			i = j
+		}
+	}
+	seg.bstart[nb] = uint32(len(seg.entries))
+	return seg
+}
+
+// maxGramValues is how many values may share a gram for it to be indexed. A gram that more
+// values hold comes from what they have in common (a vendor's prefix, a JWT's header, plain or
+// encoded), not from any one of them: a text holding it is ordinary, and matching it would
+// extend dozens of needles for nothing. A run of a value is found by its own grams: where a
+// probe finds a shared gram, its neighbours are probed (see scanner.candidate), and a run is
+// extended through the shared part like any other. A run made only of shared grams is not a
+// secret of any one value, and is left.
+const maxGramValues = 8
+
+// mayHold reports whether the filters may hold the gram of hash h.
+func (ix *gramIndex) mayHold(h uint64) bool {
+	return ix.first[h>>ix.fshift]&firstBit(h) != 0 && ix.secondMayHold(h)
+}
+
+// secondMayHold is mayHold's second filter.
+func (ix *gramIndex) secondMayHold(h uint64) bool {
+	h2 := secondHash(h)
+	m := secondBits(h2)
+	return ix.second[h2>>ix.sshift]&m == m
+}
+
+// needleAt returns the needle whose bytes hold arena offset e.
+func (seg *segment) needleAt(e uint32) *needle {
+	i := sort.Search(len(seg.needles), func(i int) bool { return seg.needles[i].end > e })
+	return &seg.needles[i]
+}
+
+// memory is the index's size in bytes, roughly.
+func (ix *gramIndex) memory() int {
+	if ix == nil {
+		return 0
+	}
+	n := 8 * (len(ix.first) + len(ix.second))
+	for _, s := range ix.segs {
+		n += len(s.arena) + 4*len(s.bstart) + 4*len(s.entries) + 24*len(s.needles)
+	}
+	return n
+}

@@ -1,0 +1,524 @@
+package secret
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// A matcher finds the known values of a Shared in texts. It is immutable once built, so that
+// Redact reads it without a lock; a change to the values builds a new one.
+type matcher struct {
+	ix5 *gramIndex // plain, reversed and base64 needles: 5-byte grams
+	ix8 *gramIndex // hex needles: 8-byte grams, folded
+	// ixh holds the plain and reversed needles of the values made of hex digits only
+	// (digests, hex keys, numbers), 8-byte grams folded: they are probed only in runs of hex
+	// digits, where their grams, of four bits a character, would otherwise match the text's
+	// ids and digests by chance at every other probe of the main index.
+	ixh *gramIndex
+	// short finds the values too short to be indexed by grams, whole, and their whole
+	// encodings (see forms); nil if there are none.
+	short *automaton
+	vals  []mval
+	// valueByte: the bytes of the indexed values (without separators). An escape matters
+	// only if it stands for one of them.
+	valueByte [256]bool
+	// hexLow and hexHigh are the lowest and highest high nibble of a value byte, as hex
+	// digits, for hexPlausible.
+	hexLow, hexHigh byte
+	numeric         bool // some value, or a run that would be redacted, can be printed as a number
+}
+
+// mval is a value the matcher finds.
+type mval struct {
+	id int32  // the Shared's id
+	v  string // the value
+}
+
+// A match is a place of a text where a value was found, raw positions [start, end).
+type match struct {
+	start, end int
+	id         int32
+}
+
+// buildMatcher indexes values (id → value); it returns nil when there is nothing to find.
+func buildMatcher(values map[int32]string) *matcher {
+	m := &matcher{}
+	var n5, n8, nh []needleSource
+	var short []pattern
+	ids := make([]int32, 0, len(values))
+	for id := range values {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		v := values[id]
+		if len(v) < MinRedactLen {
+			continue
+		}
+		// A value too short for its runs to be found by grams is found whole, with its whole
+		// encodings, by the automaton.
+		cv := compact(v)
+		if len(cv) < minRunLen || len(cv) < minHexValueRun && isHex(cv) {
+			for _, f := range forms(v) {
+				short = append(short, pattern{find: f, id: id})
+				if strings.Trim(f, "0123456789+-.eE") == "" {
+					m.numeric = true
+				}
+			}
+			continue
+		}
+		val := int32(len(m.vals))
+		m.vals = append(m.vals, mval{id: id, v: v})
+		for i := 0; i < len(cv); i++ {
+			m.valueByte[cv[i]] = true
+		}
+		if numericRun(cv) {
+			m.numeric = true
+		}
+		hexOnly := isHex(cv)
+		seen := map[string]bool{}
+		for _, f := range formsOf(len(v)) {
+			s := f.encode(v)
+			if !f.hexIndexed() {
+				s = compact(s)
+			}
+			if s == "" || seen[s] {
+				continue
+			}
+			seen[s] = true
+			switch {
+			case f.hexIndexed():
+				n8 = append(n8, needleSource{s: s, val: val, form: f})
+			case hexOnly && (f.kind == formPlain || f.kind == formReversed):
+				f.alt = hexValueForm
+				nh = append(nh, needleSource{s: strings.ToLower(s), val: val, form: f})
+			case hexOnly:
+				// base64 of hex digits is found by decoding base64 runs (decoded.go): its grams,
+				// too, stand for four bits a character
+			default:
+				n5 = append(n5, needleSource{s: s, val: val, form: f})
+			}
+		}
+	}
+	m.hexLow, m.hexHigh = 0xff, 0
+	for b, ok := range m.valueByte {
+		if ok {
+			d := "0123456789abcdef"[b>>4]
+			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
+		}
+	}
+	m.ix5 = newGramIndex(5, false, n5)
+	m.ix8 = newGramIndex(8, true, n8)
+	m.ixh = newGramIndex(8, true, nh)
+	m.short = newAutomaton(short)
+	if m.ix5 == nil && m.ix8 == nil && m.ixh == nil && m.short == nil {
+		return nil
+	}
+	return m
+}
+
+// isHex reports whether s is made of hex digits only.
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if hexDigit(s[i]) < 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// numericRun reports whether v has a run that would be redacted and that a number can print:
+// 13 digits (see runEntropy), or the whole value.
+func numericRun(v string) bool {
+	if strings.Trim(v, "0123456789+-.eE") == "" {
+		return true
+	}
+	run := 0
+	for i := 0; i < len(v); i++ {
+		if '0' <= v[i] && v[i] <= '9' {
+			run++
+			if run >= 13 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+	}
+	return false
+}
+
+// A scanner holds one scan's buffers; scanners are pooled.
+type scanner struct {
+	m       *matcher
+	matches []match
+	// the classification of the text, and of a view of it being scanned
+	cls, sub classification
+	// last run found of each needle, so that the probes inside a run do not extend it again
+	last map[*needle]run
+	// a view of the text (decoded escapes, a decoded base64 or base32 run), and for each of
+	// its bytes the raw positions [start, end) it stands for
+	view               []byte
+	viewStart, viewEnd []int32
+	decodedRuns        []span
+}
+
+type run struct{ align, end int }
+
+var scanners = sync.Pool{New: func() any { return new(scanner) }}
+
+// find appends the matches of m's values in text to sc.matches, raw positions.
+func (sc *scanner) find(text string) {
+	m := sc.m
+	if m.ix5 != nil || m.ix8 != nil || m.ixh != nil {
+		c := &sc.cls
+		sc.scan(c, text, nil, nil)
+		sc.decodeRuns(text)
+		if escapes, percent := sc.escapesMatter(text); escapes {
+			// A query's '+' is a space, and anywhere else a plus: both ways if it may be a query.
+			for _, plusSpace := range []bool{false, true} {
+				if plusSpace && !percent {
+					break
+				}
+				sc.escapeView(text, plusSpace)
+				sc.scanView()
+			}
+		}
+	}
+	if m.short != nil {
+		m.short.find(text, func(pos, end int, id int32) {
+			sc.matches = append(sc.matches, match{start: pos, end: end, id: id})
+		})
+	}
+}
+
+// scanView scans sc.view, mapping its matches to raw positions.
+func (sc *scanner) scanView() {
+	sc.scan(&sc.sub, string(sc.view), sc.viewStart, sc.viewEnd)
+}
+
+// scan classifies text into c and finds the indexed values in it. With starts and ends, text
+// is a view of the raw text and its byte i stands for raw [starts[i], ends[i]); the matches
+// are in raw positions.
+func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
+	clear(sc.last)
+	c.classify(text)
+	from := len(sc.matches)
+	if ix := sc.m.ix5; ix != nil {
+		sc.probe5(ix, c)
+	}
+	if sc.m.ix8 != nil || sc.m.ixh != nil {
+		c.runs(maskHexRun, minHexValueRun, func(a, b int) {
+			from, to := c.rank(a), c.rank(b)
+			if ix := sc.m.ixh; ix != nil {
+				sc.probeHex(ix, c, from, to, 4, false)
+			}
+			if ix := sc.m.ix8; ix != nil && to-from >= 2*minRunLen {
+				sc.probeHex(ix, c, from, to, 8, true)
+			}
+		})
+	}
+	if starts != nil {
+		for i := from; i < len(sc.matches); i++ {
+			mt := &sc.matches[i]
+			mt.start, mt.end = int(starts[mt.start]), int(ends[mt.end-1])
+		}
+	}
+}
+
+// probe5 probes the main index at every fourth position of the compacted text.
+func (sc *scanner) probe5(ix *gramIndex, c *classification) {
+	for p := 0; ; p += 4 {
+		p = firstStage(c.compacted, c.n, ix.first, ix.fshift, p)
+		if p < 0 {
+			return
+		}
+		k := binary.LittleEndian.Uint64(c.compacted[p:]) & (1<<40 - 1)
+		h := k * hashMul
+		if ix.secondMayHold(h) {
+			sc.candidate(ix, c, p, k, h)
+		}
+	}
+}
+
+// firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
+// 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
+// through: four probes a step, each one load and one bit, and one branch for the four. It
+// reads c without bounds checks: c holds n bytes and at least padding more, and a word index
+// is below len(first) by construction (hash >> fshift).
+func firstStage(c []byte, n int, first []uint64, fshift uint, from int) int {
+	if from+5 > n {
+		return -1
+	}
+	if len(c) < n+padding || len(first) != 1<<(64-fshift) {
+		panic("secret: first filter stage out of bounds")
+	}
+	text := unsafe.Pointer(unsafe.SliceData(c))
+	words := unsafe.Pointer(unsafe.SliceData(first))
+	p := from
+	for ; p+17 <= n; p += 16 {
+		k0 := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
+		k1 := *(*uint64)(unsafe.Add(text, p+4)) & (1<<40 - 1)
+		k2 := *(*uint64)(unsafe.Add(text, p+8)) & (1<<40 - 1)
+		k3 := *(*uint64)(unsafe.Add(text, p+12)) & (1<<40 - 1)
+		h0, h1, h2, h3 := k0*hashMul, k1*hashMul, k2*hashMul, k3*hashMul
+		b0 := *(*uint64)(unsafe.Add(words, h0>>fshift*8)) >> (h0 >> 20 & 63)
+		b1 := *(*uint64)(unsafe.Add(words, h1>>fshift*8)) >> (h1 >> 20 & 63)
+		b2 := *(*uint64)(unsafe.Add(words, h2>>fshift*8)) >> (h2 >> 20 & 63)
+		b3 := *(*uint64)(unsafe.Add(words, h3>>fshift*8)) >> (h3 >> 20 & 63)
+		if (b0|b1|b2|b3)&1 != 0 {
+			switch {
+			case b0&1 != 0:
+				return p
+			case b1&1 != 0:
+				return p + 4
+			case b2&1 != 0:
+				return p + 8
+			default:
+				return p + 12
+			}
+		}
+	}
+	for ; p+5 <= n; p += 4 {
+		k := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
+		h := k * hashMul
+		if *(*uint64)(unsafe.Add(words, h>>fshift*8))>>(h>>20&63)&1 != 0 {
+			return p
+		}
+	}
+	return -1
+}
+
+// minHexValueRun is the shortest run of a value of hex digits that is redacted: 8-byte grams
+// probed at every fourth position find every run of 11 (see ixh); by its 4 bits a character,
+// the entropy rule (accept) asks for 10.
+const minHexValueRun = 11
+
+// probeHex probes a hex index (ix8 or ixh, 8-byte grams folded) at every stride-th position of
+// the compacted text [from, to), a run of hex digits. With plausible, a window is probed only
+// if it can be hex of the values' bytes (hexPlausible).
+func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to, stride int, plausible bool) {
+	lo, hi := sc.m.hexLow, sc.m.hexHigh
+	for p := from; p+8 <= to; p += stride {
+		k := binary.LittleEndian.Uint64(c.compacted[p:]) | foldMask
+		if plausible && !hexPlausible(k, lo, hi) {
+			continue
+		}
+		h := gramHash(k, 8)
+		if ix.mayHold(h) {
+			sc.candidate(ix, c, p, k, h)
+		}
+	}
+}
+
+// hexPlausible reports whether 8 hex characters (folded, without separators) can be a part of
+// a hex form of the values: in hex of a byte, of "0x" and a byte, or of a UTF-16 unit, every
+// other character, on one side, is a high nibble of a value byte or '0'. The values' high
+// nibbles are the digits lo..hi (2..7 for ASCII); hi above '9' lets everything through. In a
+// run of random hex (a SHA, a UUID) about one window in fourteen passes; no memory is read.
+func hexPlausible(k uint64, lo, hi byte) bool {
+	if hi > '9' {
+		return true
+	}
+	const ones, tops = 0x0101010101010101, 0x8080808080808080
+	// bytes in [lo, hi]: adding 0x80-lo sets the top bit from lo on, adding 0x7f-hi from hi+1
+	in := (k + ones*uint64(0x80-lo)) &^ (k + ones*uint64(0x7f-hi)) & tops
+	// bytes that are '0'
+	z := k ^ ones*'0'
+	zero := ^((z&^tops + ^uint64(tops)&(ones*0x7f)) | z) & tops
+	ok := in | zero
+	const even, odd = 0x0080008000800080, 0x8000800080008000
+	return ok&even == even || ok&odd == odd
+}
+
+// candidate looks the gram k (of hash h) at compacted position p up exactly, and extends
+// every needle that holds it into the longest run around p; the runs that stand for enough
+// of their value are matches. Needles are separated by a zero byte in the arena, which no
+// compacted text holds, so a run is extended before its needle is looked up: most grams found
+// by chance extend to fewer than minRunLen bytes and cost no more.
+func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint64) {
+	text, n := c.compacted, c.n
+	var fold byte
+	if ix.fold {
+		fold = 0x20
+	}
+	for _, seg := range ix.segs {
+		if seg.shared[k] {
+			sc.neighbours(ix, c, p)
+		}
+		b := h >> seg.bshift
+		a := seg.arena
+		for _, e := range seg.entries[seg.bstart[b]:seg.bstart[b+1]] {
+			if gramKey(a, int(e), ix.gram) != k {
+				continue
+			}
+			i := 0 // bytes matched before p
+			for p-i > 0 && text[p-i-1]|fold == a[int(e)-i-1] {
+				i++
+			}
+			j := ix.gram // bytes matched from p
+			for p+j < n && text[p+j]|fold == a[int(e)+j] {
+				j++
+			}
+			whole := a[int(e)-i-1] == 0 && a[int(e)+j] == 0
+			if i+j < minRunLen && !whole {
+				continue
+			}
+			nd := seg.needleAt(e)
+			off := int(e - nd.start)
+			align := p - off
+			if r, ok := sc.last[nd]; ok && r.align == align && p < r.end {
+				continue // inside a run already found
+			}
+			if i+j < nd.form.minChars() && !whole {
+				continue
+			}
+			if sc.last == nil {
+				sc.last = map[*needle]run{}
+			}
+			sc.last[nd] = run{align: align, end: p + j}
+			if !sc.m.accept(nd, off-i, off+j) {
+				continue
+			}
+			sc.matches = append(sc.matches, match{start: c.raw(p - i), end: c.raw(p+j-1) + 1, id: sc.m.vals[nd.val].id})
+		}
+	}
+}
+
+// neighbours probes the grams around compacted position p, where a shared gram was found: a
+// run of a value that holds the shared gram at p holds one of its own at p-3..p+3 (a run of
+// minRunLen holds four grams, from its start to three after), or is no run of any one value.
+func (sc *scanner) neighbours(ix *gramIndex, c *classification, p int) {
+	for q := max(0, p-3); q <= p+3 && q+ix.gram <= c.n; q++ {
+		if q == p {
+			continue
+		}
+		k := gramKey(c.compacted, q, ix.gram)
+		if ix.fold {
+			k |= foldMask & (1<<(8*ix.gram) - 1)
+			if ix.gram == 8 {
+				k |= foldMask
+			}
+		}
+		h := gramHash(k, ix.gram)
+		if !ix.mayHold(h) || ix.isShared(k) {
+			continue
+		}
+		sc.candidate(ix, c, q, k, h)
+	}
+}
+
+// isShared reports whether a segment left gram k out as shared.
+func (ix *gramIndex) isShared(k uint64) bool {
+	for _, seg := range ix.segs {
+		if seg.shared[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// accept reports whether the run [k0, k1) of a needle is redacted: the whole needle always
+// (a whole value, or a whole encoding of one, as Redact always found); a part of it when it
+// stands for enough of the value: at least 8 bytes for a plain, reversed or hex run and 7 for
+// the other encodings (whose characters split bytes), holding at least 40 bits by their
+// alphabet (runEntropy) and 5 different characters. The rule keeps a text of hex ids, of
+// numbers or of words from matching a value's run by chance, while a run of a random key
+// counts from 8 characters.
+func (m *matcher) accept(nd *needle, k0, k1 int) bool {
+	if k0 == 0 && k1 == int(nd.end-nd.start) {
+		return true
+	}
+	v := m.vals[nd.val].v
+	u := nd.form.encode(v)
+	u0, u1 := uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
+	b0, b1 := nd.form.valueBits(v, u0, u1)
+	if b1 <= b0 {
+		return false
+	}
+	raw := v[b0/8 : (b1+7)/8]
+	run := compact(raw)
+	covered := b1 - b0 - 8*(len(raw)-len(run))
+	need := minRunBits
+	switch nd.form.kind {
+	case formPlain, formReversed, formHex:
+		need = 8 * minRunLen
+	}
+	if covered < need {
+		return false
+	}
+	e, distinct := runEntropy(run, covered)
+	return e >= minRunEntropy && distinct >= minRunDistinct
+}
+
+// uncompactedIndex returns the index in u of its k-th byte that is not a separator.
+func uncompactedIndex(u string, k int) int {
+	for i := 0; i < len(u); i++ {
+		if !isSeparator(u[i]) {
+			if k == 0 {
+				return i
+			}
+			k--
+		}
+	}
+	return len(u)
+}
+
+// runs calls fn with every run [a, b) of the raw text, at least minLen long, whose bytes are
+// all in a mask (maskHexRun, maskBase64). The runs are found 64 bytes at a time with bit
+// operations; a text without long runs costs a few operations a block.
+func (c *classification) runs(mask, minLen int, fn func(a, b int)) {
+	blocks := len(c.masks) / masksPerBlock
+	open := -1 // start of a run that reaches the end of the previous block
+	for k := range blocks {
+		r := c.masks[k*masksPerBlock+mask]
+		base := k * 64
+		if k == blocks-1 && len(c.text)-base < 64 {
+			r &= 1<<(len(c.text)-base) - 1
+		}
+		if r == ^uint64(0) {
+			if open < 0 {
+				open = base
+			}
+			continue
+		}
+		lo := 0 // bits below lo are done
+		if open >= 0 {
+			end := bits.TrailingZeros64(^r)
+			if base+end-open >= minLen {
+				fn(open, base+end)
+			}
+			open = -1
+			lo = end
+		}
+		// runs inside the block, and the one reaching its top
+		rest := r &^ (1<<lo - 1)
+		if lo == 64 {
+			rest = 0
+		}
+		top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
+		if top < 64 && top >= lo {
+			open = base + top
+			rest &= 1<<top - 1
+		}
+		// only runs of minLen or more inside the block matter: x has a bit where one starts
+		x := rest
+		for cover := 1; cover < minLen; {
+			shift := min(cover, minLen-cover)
+			x &= x >> shift
+			cover += shift
+		}
+		for x != 0 {
+			a := bits.TrailingZeros64(x)
+			length := bits.TrailingZeros64(^(rest >> a))
+			fn(base+a, base+a+length)
+			x &^= (1<<length - 1) << a
+		}
+	}
+	if open >= 0 && len(c.text)-open >= minLen {
+		fn(open, len(c.text))
+	}
+}
