@@ -2,6 +2,7 @@ package secret
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -63,5 +64,52 @@ func TestClassifyRankAndRaw(t *testing.T) {
 	}
 	if c.rank(len(s)) != c.n {
 		t.Fatalf("rank(len) = %d, want %d", c.rank(len(s)), c.n)
+	}
+}
+
+// TestFindRuns compares findRuns with a byte-by-byte search, on texts made of runs of hex
+// digits, base64 characters and the rest, across block boundaries.
+func TestFindRuns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	naive := func(s string, in func(byte) bool, minLen int) []span {
+		var out []span
+		for i := 0; i < len(s); {
+			j := i
+			for j < len(s) && in(s[j]) {
+				j++
+			}
+			if j-i >= minLen {
+				out = append(out, span{i, j})
+			}
+			i = max(j, i+1)
+		}
+		return out
+	}
+	for round := range 2000 {
+		var b strings.Builder
+		for b.Len() < rng.IntN(400) {
+			n := rng.IntN(30)
+			switch rng.IntN(3) {
+			case 0:
+				for range n {
+					b.WriteByte("0123456789abcdef:- "[rng.IntN(19)])
+				}
+			case 1:
+				for range n {
+					b.WriteByte("ghijklmnopqrstuvwxyzGHZ+/"[rng.IntN(25)])
+				}
+			default:
+				b.WriteString(".!?\"{}"[:1+rng.IntN(5)])
+			}
+		}
+		s := b.String()
+		var c classification
+		c.classify(s)
+		hex, b64 := c.findRuns(nil, nil)
+		wantHex := naive(s, func(c byte) bool { return byteClass[c]&clsHexRun != 0 }, minHexValueRun)
+		wantB64 := naive(s, func(c byte) bool { return byteClass[c]&clsBase64 != 0 }, minBase32Run)
+		if !slices.Equal(hex, wantHex) || !slices.Equal(b64, wantB64) {
+			t.Fatalf("round %d, %q:\nhex %v, want %v\nbase64 %v, want %v", round, s, hex, wantHex, b64, wantB64)
+		}
 	}
 }

@@ -19,44 +19,34 @@ const (
 	minBase32Run = 13 // base32 of 8 bytes: 13 characters before its padding
 )
 
-// decodeRuns scans the decoded views of the base64 and base32 runs of the text just
-// classified in sc.cls.
+// decodeRuns scans the decoded views of the base64 and base32 runs of the text just scanned
+// (sc.b64Runs), which decoding replaces.
 func (sc *scanner) decodeRuns(text string) {
-	c := &sc.cls
+	// A run within a run of hex digits (an id, a digest) is neither: both lists are sorted.
 	sc.decodedRuns = sc.decodedRuns[:0]
-	c.runs(maskBase64, minBase32Run, func(a, b int) {
-		if !c.all(maskHexRun, a, b) { // hex digits only: an id or a digest
-			sc.decodedRuns = append(sc.decodedRuns, span{a, b})
+	h := 0
+	for _, r := range sc.b64Runs {
+		for h < len(sc.hexRuns) && sc.hexRuns[h].end < r.end {
+			h++
 		}
-	})
+		if h < len(sc.hexRuns) && sc.hexRuns[h].start <= r.start {
+			continue
+		}
+		sc.decodedRuns = append(sc.decodedRuns, r)
+	}
 	for _, r := range sc.decodedRuns {
 		run := text[r.start:r.end]
 		if len(run) >= minDoubleRun && base64Inner(run) {
 			sc.decodedView(text, r, base64.RawStdEncoding.DecodeString, 4, 3)
 		}
-		for a, enc := range base32Alphabets {
-			if base32Text(a, run, &sc.m.valueByte) {
-				sc.decodedView(text, r, enc.DecodeString, 8, 5)
+		if fits := base32Fits(run); fits != 0 {
+			for a, enc := range base32Alphabets {
+				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.valueByte) {
+					sc.decodedView(text, r, enc.DecodeString, 8, 5)
+				}
 			}
 		}
 	}
-}
-
-// all reports whether bytes [a, b) of the text are all in a mask.
-func (c *classification) all(mask, a, b int) bool {
-	for i := a; i < b; {
-		k, bit := i/64, i%64
-		n := min(64-bit, b-i)
-		want := (uint64(1)<<n - 1) << bit
-		if n == 64 {
-			want = ^uint64(0)
-		}
-		if c.masks[k*masksPerBlock+mask]&want != want {
-			return false
-		}
-		i += n
-	}
-	return true
 }
 
 // base64Inner reports whether a base64 run's first three quanta decode to base64 characters,
@@ -113,6 +103,28 @@ var (
 		return t
 	}()
 )
+
+// base32Fits returns the base32 alphabets (bit a for base32Alphabets[a]) that hold the run's
+// first quantum: one table load a character, and most runs (identifiers in mixed case,
+// words) fit none after two or three.
+func base32Fits(run string) uint8 {
+	fits := uint8(0xf)
+	for i := 0; i < 8 && fits != 0; i++ {
+		fits &= base32Alphabet[run[i]]
+	}
+	return fits
+}
+
+var base32Alphabet = func() (t [256]uint8) {
+	for a := range base32Values {
+		for c, d := range base32Values[a] {
+			if d >= 0 {
+				t[c] |= 1 << a
+			}
+		}
+	}
+	return t
+}()
 
 // base32Text reports whether a run's first quantum is base32 in alphabet a and decodes to
 // text: printable ASCII or bytes of the values.

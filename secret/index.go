@@ -92,13 +92,17 @@ type needleSource struct {
 }
 
 // newGramIndex indexes needles, or returns nil if there are none long enough to hold a gram.
-func newGramIndex(gram int, fold bool, needles []needleSource) *gramIndex {
+// The grams of firstOnly get bits in the first filter only (see matcher.ixh).
+func newGramIndex(gram int, fold bool, needles []needleSource, firstOnly ...string) *gramIndex {
 	seg := newSegment(gram, needles)
 	if seg == nil {
 		return nil
 	}
 	ix := &gramIndex{gram: gram, fold: fold, segs: []*segment{seg}}
 	ngrams := len(seg.entries)
+	for _, s := range firstOnly {
+		ngrams += max(0, len(s)-gram+1)
+	}
 	words := 1 << max(6, bits.Len(uint(ngrams/2)))
 	ix.first = make([]uint64, words)
 	ix.fshift = uint(64 - bits.TrailingZeros(uint(words)))
@@ -116,6 +120,13 @@ func newGramIndex(gram int, fold bool, needles []needleSource) *gramIndex {
 	}
 	for k := range seg.shared {
 		add(k)
+	}
+	for _, s := range firstOnly {
+		b := []byte(s + "\x00\x00\x00\x00\x00\x00\x00\x00")
+		for i := 0; i+gram <= len(s); i++ {
+			h := gramHash(gramKey(b, i, gram), gram)
+			ix.first[h>>ix.fshift] |= firstBit(h)
+		}
 	}
 	return ix
 }

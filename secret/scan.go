@@ -15,9 +15,10 @@ type matcher struct {
 	ix5 *gramIndex // plain, reversed and base64 needles: 5-byte grams
 	ix8 *gramIndex // hex needles: 8-byte grams, folded
 	// ixh holds the plain and reversed needles of the values made of hex digits only
-	// (digests, hex keys, numbers), 8-byte grams folded: they are probed only in runs of hex
-	// digits, where their grams, of four bits a character, would otherwise match the text's
-	// ids and digests by chance at every other probe of the main index.
+	// (digests, hex keys, numbers), 8-byte grams folded. Their 5-byte grams, of four bits a
+	// character, would match a text's ids and digests by chance at every other probe of the
+	// main index: they are only in its first filter, and a probe that passes it with a gram of
+	// hex digits looks the 8 bytes at the same place up in ixh (probe5).
 	ixh *gramIndex
 	// short finds the values too short to be indexed by grams, whole, and their whole
 	// encodings (see forms); nil if there are none.
@@ -48,6 +49,7 @@ type match struct {
 func buildMatcher(values map[int32]string) *matcher {
 	m := &matcher{}
 	var n5, n8, nh []needleSource
+	var hexGrams []string // the hex values' needles, as they may be written, for ix5's first filter
 	var short []pattern
 	ids := make([]int32, 0, len(values))
 	for id := range values {
@@ -96,6 +98,7 @@ func buildMatcher(values map[int32]string) *matcher {
 			case hexOnly && (f.kind == formPlain || f.kind == formReversed):
 				f.alt = hexValueForm
 				nh = append(nh, needleSource{s: strings.ToLower(s), val: val, form: f})
+				hexGrams = append(hexGrams, strings.ToLower(s), strings.ToUpper(s))
 			case hexOnly:
 				// base64 of hex digits is found by decoding base64 runs (decoded.go): its grams,
 				// too, stand for four bits a character
@@ -111,7 +114,11 @@ func buildMatcher(values map[int32]string) *matcher {
 			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
 		}
 	}
-	m.ix5 = newGramIndex(5, false, n5)
+	if len(n5) == 0 && len(hexGrams) > 0 {
+		// the probe loop runs over ix5: give it an index to run over
+		n5 = append(n5, needleSource{s: "\x00\x00\x00\x00\x00", val: -1})
+	}
+	m.ix5 = newGramIndex(5, false, n5, hexGrams...)
 	m.ix8 = newGramIndex(8, true, n8)
 	m.ixh = newGramIndex(8, true, nh)
 	m.short = newAutomaton(short)
@@ -163,7 +170,10 @@ type scanner struct {
 	// its bytes the raw positions [start, end) it stands for
 	view               []byte
 	viewStart, viewEnd []int32
-	decodedRuns        []span
+	// the runs of hex digits and of the base64 alphabet of the last text scanned
+	hexRuns, b64Runs []span
+	// the base64 runs of the text, kept while its views are scanned
+	decodedRuns []span
 }
 
 type run struct{ align, end int }
@@ -210,16 +220,13 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	if ix := sc.m.ix5; ix != nil {
 		sc.probe5(ix, c)
 	}
-	if sc.m.ix8 != nil || sc.m.ixh != nil {
-		c.runs(maskHexRun, minHexValueRun, func(a, b int) {
-			from, to := c.rank(a), c.rank(b)
-			if ix := sc.m.ixh; ix != nil {
-				sc.probeHex(ix, c, from, to, 4, false)
+	sc.hexRuns, sc.b64Runs = c.findRuns(sc.hexRuns[:0], sc.b64Runs[:0])
+	if ix := sc.m.ix8; ix != nil {
+		for _, r := range sc.hexRuns {
+			if from, to := c.rank(r.start), c.rank(r.end); to-from >= 2*minRunLen {
+				sc.probeHex(ix, c, from, to)
 			}
-			if ix := sc.m.ix8; ix != nil && to-from >= 2*minRunLen {
-				sc.probeHex(ix, c, from, to, 8, true)
-			}
-		})
+		}
 	}
 	if starts != nil {
 		for i := from; i < len(sc.matches); i++ {
@@ -229,8 +236,10 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	}
 }
 
-// probe5 probes the main index at every fourth position of the compacted text.
+// probe5 probes the main index at every fourth position of the compacted text, and the index
+// of hex values where the gram is made of hex digits.
 func (sc *scanner) probe5(ix *gramIndex, c *classification) {
+	ixh := sc.m.ixh
 	for p := 0; ; p += 4 {
 		p = firstStage(c.compacted, c.n, ix.first, ix.fshift, p)
 		if p < 0 {
@@ -241,7 +250,26 @@ func (sc *scanner) probe5(ix *gramIndex, c *classification) {
 		if ix.secondMayHold(h) {
 			sc.candidate(ix, c, p, k, h)
 		}
+		if ixh != nil && p+8 <= c.n && hexDigits5(k) {
+			// a run of a hex value of minHexValueRun holds the 8 bytes at a fourth position
+			k8 := binary.LittleEndian.Uint64(c.compacted[p:]) | foldMask
+			if h8 := gramHash(k8, 8); ixh.mayHold(h8) {
+				sc.candidate(ixh, c, p, k8, h8)
+			}
+		}
 	}
+}
+
+// hexDigits5 reports whether the 5 bytes of k are hex digits.
+func hexDigits5(k uint64) bool {
+	const ones, tops = 0x0101010101, 0x8080808080
+	if k&tops != 0 {
+		return false
+	}
+	y := k | ones*0x20 // fold A-F to a-f
+	digit := (y + ones*(0x80-'0')) &^ (y + ones*(0x7f-'9'))
+	letter := (y + ones*(0x80-'a')) &^ (y + ones*(0x7f-'f'))
+	return (digit|letter)&tops == tops
 }
 
 // firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
@@ -297,18 +325,24 @@ func firstStage(c []byte, n int, first []uint64, fshift uint, from int) int {
 // the entropy rule (accept) asks for 10.
 const minHexValueRun = 11
 
-// probeHex probes a hex index (ix8 or ixh, 8-byte grams folded) at every stride-th position of
-// the compacted text [from, to), a run of hex digits. With plausible, a window is probed only
-// if it can be hex of the values' bytes (hexPlausible).
-func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to, stride int, plausible bool) {
+// probeHex probes the hex index ix8 (8-byte grams folded) at every eighth position of the
+// compacted text [from, to), a run of hex digits. A window is probed only if it can be hex of
+// the values' bytes (hexPlausible).
+func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to int) {
 	lo, hi := sc.m.hexLow, sc.m.hexHigh
-	for p := from; p+8 <= to; p += stride {
-		k := binary.LittleEndian.Uint64(c.compacted[p:]) | foldMask
-		if plausible && !hexPlausible(k, lo, hi) {
+	text, first, fshift := c.compacted, ix.first, ix.fshift
+	if len(text) < to+padding || len(first) != 1<<(64-fshift) {
+		panic("secret: hex probe out of bounds")
+	}
+	base := unsafe.Pointer(unsafe.SliceData(text))
+	words := unsafe.Pointer(unsafe.SliceData(first))
+	for p := from; p+8 <= to; p += 8 {
+		k := *(*uint64)(unsafe.Add(base, p)) | foldMask
+		if !hexPlausible(k, lo, hi) {
 			continue
 		}
-		h := gramHash(k, 8)
-		if ix.mayHold(h) {
+		h := (k ^ k>>31) * hashMul // gramHash(k, 8)
+		if *(*uint64)(unsafe.Add(words, h>>fshift*8))>>(h>>20&63)&1 != 0 && ix.secondMayHold(h) {
 			sc.candidate(ix, c, p, k, h)
 		}
 	}
@@ -467,58 +501,83 @@ func uncompactedIndex(u string, k int) int {
 	return len(u)
 }
 
-// runs calls fn with every run [a, b) of the raw text, at least minLen long, whose bytes are
-// all in a mask (maskHexRun, maskBase64). The runs are found 64 bytes at a time with bit
+// findRuns appends to hex every run [a, b) of the raw text, minHexValueRun bytes or more,
+// whose bytes can all be part of a hex dump (the hexRun mask), and to b64 every run of
+// minBase32Run or more of the base64 alphabet. The runs are found 64 bytes at a time with bit
 // operations; a text without long runs costs a few operations a block.
-func (c *classification) runs(mask, minLen int, fn func(a, b int)) {
+func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
+	fh := runFinder{minLen: minHexValueRun, open: -1, out: hex}
+	fb := runFinder{minLen: minBase32Run, open: -1, out: b64}
 	blocks := len(c.masks) / masksPerBlock
-	open := -1 // start of a run that reaches the end of the previous block
 	for k := range blocks {
-		r := c.masks[k*masksPerBlock+mask]
-		base := k * 64
-		if k == blocks-1 && len(c.text)-base < 64 {
-			r &= 1<<(len(c.text)-base) - 1
-		}
-		if r == ^uint64(0) {
-			if open < 0 {
-				open = base
-			}
-			continue
-		}
-		lo := 0 // bits below lo are done
-		if open >= 0 {
-			end := bits.TrailingZeros64(^r)
-			if base+end-open >= minLen {
-				fn(open, base+end)
-			}
-			open = -1
-			lo = end
-		}
-		// runs inside the block, and the one reaching its top
-		rest := r &^ (1<<lo - 1)
-		if lo == 64 {
-			rest = 0
-		}
-		top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
-		if top < 64 && top >= lo {
-			open = base + top
-			rest &= 1<<top - 1
-		}
-		// only runs of minLen or more inside the block matter: x has a bit where one starts
-		x := rest
-		for cover := 1; cover < minLen; {
-			shift := min(cover, minLen-cover)
-			x &= x >> shift
-			cover += shift
-		}
-		for x != 0 {
-			a := bits.TrailingZeros64(x)
-			length := bits.TrailingZeros64(^(rest >> a))
-			fn(base+a, base+a+length)
-			x &^= (1<<length - 1) << a
-		}
+		m := c.masks[k*masksPerBlock:]
+		// bits where a run of 11 (hex) or 13 (base64) ones starts inside the block
+		h := m[maskHexRun]
+		hl := h & (h >> 1)
+		hl &= hl >> 2
+		hl &= hl >> 4
+		hl &= hl >> 3
+		b := m[maskBase64]
+		bl := b & (b >> 1)
+		bl &= bl >> 2
+		bl &= bl >> 4
+		bl &= bl >> 5
+		fh.block(k*64, h, hl)
+		fb.block(k*64, b, bl)
 	}
-	if open >= 0 && len(c.text)-open >= minLen {
-		fn(open, len(c.text))
+	fh.end(len(c.text))
+	fb.end(len(c.text))
+	return fh.out, fb.out
+}
+
+// A runFinder finds the runs of ones of a bit stream, 64 bits at a time. findRuns computes the
+// starts of long runs with shifts for minLen; keep them in step.
+type runFinder struct {
+	minLen int
+	open   int // start of a run that reaches the end of the previous block, or -1
+	out    []span
+}
+
+// block takes the bits r of the block at base, and long, the bits where a run of minLen ones
+// starts inside it.
+func (f *runFinder) block(base int, r, long uint64) {
+	if r == ^uint64(0) {
+		if f.open < 0 {
+			f.open = base
+		}
+		return
+	}
+	lo := 0 // bits below lo are done
+	if f.open >= 0 {
+		end := bits.TrailingZeros64(^r)
+		if base+end-f.open >= f.minLen {
+			f.out = append(f.out, span{f.open, base + end})
+		}
+		f.open = -1
+		lo = end
+	}
+	if r == 0 {
+		return
+	}
+	// runs inside the block, and the one reaching its top
+	rest := r &^ (1<<lo - 1)
+	x := long &^ (1<<lo - 1)
+	if top := 64 - bits.LeadingZeros64(^r); top < 64 && top >= lo { // bits from top up are ones
+		f.open = base + top
+		rest &= 1<<top - 1
+		x &= 1<<top - 1
+	}
+	for x != 0 {
+		a := bits.TrailingZeros64(x)
+		length := bits.TrailingZeros64(^(rest >> a))
+		f.out = append(f.out, span{base + a, base + a + length})
+		x &^= (1<<length - 1) << a
+	}
+}
+
+// end closes a run that reaches the end of the text.
+func (f *runFinder) end(n int) {
+	if f.open >= 0 && n-f.open >= f.minLen {
+		f.out = append(f.out, span{f.open, n})
 	}
 }

@@ -53,12 +53,25 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 }
 
 // escapeWindowMayMatch decodes and compacts text around the escape at i and probes the main
-// index's filters where a run holding the escape has a gram (see escapesMatter).
+// index's filters where a run holding the escape has a gram (see escapesMatter). A window of
+// plain bytes around the escape is enough, and tried first; where escapes or separators are
+// near, a wider one is decoded.
 func escapeWindowMayMatch(ix *gramIndex, text string, i int, plusSpace bool) bool {
-	const before, after = 48, 56 // 7 bytes before and 8 after, \uXXXX escaped, and more
-	var buf [before + after + 16]byte
+	if may, ok := escapeWindow(ix, text, i, plusSpace, 12, 20); ok {
+		return may
+	}
+	may, _ := escapeWindow(ix, text, i, plusSpace, 48, 56) // 7 bytes before and 8 after, escaped
+	return may
+}
+
+// escapeWindow is escapeWindowMayMatch with a window of raw bytes [i-before, i+after); ok is
+// false if the window does not hold the 7 bytes before the escape and 8 after that the probes
+// need, and is not the whole text.
+func escapeWindow(ix *gramIndex, text string, i int, plusSpace bool, before, after int) (may, ok bool) {
+	var buf [128]byte
 	w, q := 0, -1
-	for j := max(0, i-before); j < min(len(text), i+after) && w < len(buf)-4; {
+	from, to := max(0, i-before), min(len(text), i+after)
+	for j := from; j < to && w < len(buf)-4; {
 		if j >= i && q < 0 {
 			q = w
 		}
@@ -84,16 +97,19 @@ func escapeWindowMayMatch(ix *gramIndex, text string, i int, plusSpace bool) boo
 		}
 		j++
 	}
+	if (q < 7 && from > 0) || (w-q < 8+3 && to < len(text)) {
+		return false, false
+	}
 	for p := q - 7; p <= q+3; p += 4 {
 		if p < 0 || p+5 > w {
 			continue
 		}
 		k := binary.LittleEndian.Uint64(buf[p:]) & (1<<40 - 1)
 		if ix.mayHold(k * hashMul) {
-			return true
+			return true, true
 		}
 	}
-	return false
+	return false, true
 }
 
 // escapeView decodes text into sc.view, with each decoded byte's raw positions. With
