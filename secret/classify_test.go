@@ -106,7 +106,7 @@ func TestFindRuns(t *testing.T) {
 		var c classification
 		c.classify(s)
 		hex, b64 := c.findRuns(nil, nil)
-		wantHex := naive(s, func(c byte) bool { return byteClass[c]&clsHexRun != 0 }, minHexValueRun)
+		wantHex := naive(s, func(c byte) bool { return byteClass[c]&clsHexRun != 0 }, minHexRun)
 		wantB64 := naive(s, func(c byte) bool { return byteClass[c]&clsBase64 != 0 }, minBase32Run)
 		if !slices.Equal(hex, wantHex) || !slices.Equal(b64, wantB64) {
 			t.Fatalf("round %d, %q:\nhex %v, want %v\nbase64 %v, want %v", round, s, hex, wantHex, b64, wantB64)

@@ -25,11 +25,12 @@ import (
 // arena of needles, and extend what it finds byte by byte (see scanner). For a thousand
 // 40-byte values the main index holds about 1.4 million grams in some 15 megabytes.
 type gramIndex struct {
-	gram           int  // gram length: 5 or 8
-	fold           bool // grams are compared folded to lower case (the needles are lower case)
-	first, second  []uint64
-	fshift, sshift uint // word = hash >> shift
-	segs           []*segment
+	gram          int  // gram length: 5 or 8
+	fold          bool // grams are compared folded to lower case (the needles are lower case)
+	first, second []uint64
+	fmask         uint64 // first filter word = hash >> 40 & fmask (a constant shift is cheaper)
+	sshift        uint   // second filter word = second hash >> sshift
+	segs          []*segment
 }
 
 // A segment holds needles and the offsets of their grams by bucket.
@@ -71,8 +72,13 @@ func gramHash(k uint64, n int) uint64 {
 	return k * hashMul
 }
 
-// firstBit is the bit of a hash in its word of the first filter.
+// firstBit is the bit of a hash in its word of the first filter; firstWord is the word.
 func firstBit(h uint64) uint64 { return 1 << (h >> 20 & 63) }
+
+func (ix *gramIndex) firstWord(h uint64) uint64 { return h >> 40 & ix.fmask }
+
+// maxFirstWords bounds the first filter: its word index is 24 bits of the hash.
+const maxFirstWords = 1 << 24
 
 // secondHash is the hash of the second filter, independent of the first's bits.
 func secondHash(h uint64) uint64 { return (h ^ h>>29) * 0xBF58476D1CE4E5B9 }
@@ -103,15 +109,15 @@ func newGramIndex(gram int, fold bool, needles []needleSource, firstOnly ...stri
 	for _, s := range firstOnly {
 		ngrams += max(0, len(s)-gram+1)
 	}
-	words := 1 << max(6, bits.Len(uint(ngrams/2)))
+	words := min(maxFirstWords, 1<<max(6, bits.Len(uint(ngrams/2))))
 	ix.first = make([]uint64, words)
-	ix.fshift = uint(64 - bits.TrailingZeros(uint(words)))
+	ix.fmask = uint64(words - 1)
 	words = max(64, words/2)
 	ix.second = make([]uint64, words)
 	ix.sshift = uint(64 - bits.TrailingZeros(uint(words)))
 	add := func(k uint64) {
 		h := gramHash(k, gram)
-		ix.first[h>>ix.fshift] |= firstBit(h)
+		ix.first[ix.firstWord(h)] |= firstBit(h)
 		h2 := secondHash(h)
 		ix.second[h2>>ix.sshift] |= secondBits(h2)
 	}
@@ -125,7 +131,7 @@ func newGramIndex(gram int, fold bool, needles []needleSource, firstOnly ...stri
 		b := []byte(s + "\x00\x00\x00\x00\x00\x00\x00\x00")
 		for i := 0; i+gram <= len(s); i++ {
 			h := gramHash(gramKey(b, i, gram), gram)
-			ix.first[h>>ix.fshift] |= firstBit(h)
+			ix.first[ix.firstWord(h)] |= firstBit(h)
 		}
 	}
 	return ix
@@ -228,7 +234,7 @@ const maxGramValues = 8
 
 // mayHold reports whether the filters may hold the gram of hash h.
 func (ix *gramIndex) mayHold(h uint64) bool {
-	return ix.first[h>>ix.fshift]&firstBit(h) != 0 && ix.secondMayHold(h)
+	return ix.first[ix.firstWord(h)]&firstBit(h) != 0 && ix.secondMayHold(h)
 }
 
 // secondMayHold is mayHold's second filter.

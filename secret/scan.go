@@ -223,7 +223,7 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	sc.hexRuns, sc.b64Runs = c.findRuns(sc.hexRuns[:0], sc.b64Runs[:0])
 	if ix := sc.m.ix8; ix != nil {
 		for _, r := range sc.hexRuns {
-			if from, to := c.rank(r.start), c.rank(r.end); to-from >= 2*minRunLen {
+			if from, to := c.rank(r.start), c.rank(r.end); to-from >= minHexRun {
 				sc.probeHex(ix, c, from, to)
 			}
 		}
@@ -241,7 +241,7 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 func (sc *scanner) probe5(ix *gramIndex, c *classification) {
 	ixh := sc.m.ixh
 	for p := 0; ; p += 4 {
-		p = firstStage(c.compacted, c.n, ix.first, ix.fshift, p)
+		p = firstStage(c.compacted, c.n, ix.first, p)
 		if p < 0 {
 			return
 		}
@@ -276,16 +276,18 @@ func hexDigits5(k uint64) bool {
 // 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
 // through: four probes a step, each one load and one bit, and one branch for the four. It
 // reads c without bounds checks: c holds n bytes and at least padding more, and a word index
-// is below len(first) by construction (hash >> fshift).
-func firstStage(c []byte, n int, first []uint64, fshift uint, from int) int {
+// is masked to len(first), a power of two.
+func firstStage(c []byte, n int, first []uint64, from int) int {
 	if from+5 > n {
 		return -1
 	}
-	if len(c) < n+padding || len(first) != 1<<(64-fshift) {
+	fmask := uint64(len(first) - 1)
+	if len(c) < n+padding || len(first)&int(fmask) != 0 {
 		panic("secret: first filter stage out of bounds")
 	}
 	text := unsafe.Pointer(unsafe.SliceData(c))
 	words := unsafe.Pointer(unsafe.SliceData(first))
+	bit := &bitOf
 	p := from
 	for ; p+17 <= n; p += 16 {
 		k0 := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
@@ -293,17 +295,18 @@ func firstStage(c []byte, n int, first []uint64, fshift uint, from int) int {
 		k2 := *(*uint64)(unsafe.Add(text, p+8)) & (1<<40 - 1)
 		k3 := *(*uint64)(unsafe.Add(text, p+12)) & (1<<40 - 1)
 		h0, h1, h2, h3 := k0*hashMul, k1*hashMul, k2*hashMul, k3*hashMul
-		b0 := *(*uint64)(unsafe.Add(words, h0>>fshift*8)) >> (h0 >> 20 & 63)
-		b1 := *(*uint64)(unsafe.Add(words, h1>>fshift*8)) >> (h1 >> 20 & 63)
-		b2 := *(*uint64)(unsafe.Add(words, h2>>fshift*8)) >> (h2 >> 20 & 63)
-		b3 := *(*uint64)(unsafe.Add(words, h3>>fshift*8)) >> (h3 >> 20 & 63)
-		if (b0|b1|b2|b3)&1 != 0 {
+		// a table of bits rather than a shift by a variable, which x86 takes only from CL
+		b0 := *(*uint64)(unsafe.Add(words, (h0>>40&fmask)*8)) & bit[h0>>20&63]
+		b1 := *(*uint64)(unsafe.Add(words, (h1>>40&fmask)*8)) & bit[h1>>20&63]
+		b2 := *(*uint64)(unsafe.Add(words, (h2>>40&fmask)*8)) & bit[h2>>20&63]
+		b3 := *(*uint64)(unsafe.Add(words, (h3>>40&fmask)*8)) & bit[h3>>20&63]
+		if b0|b1|b2|b3 != 0 {
 			switch {
-			case b0&1 != 0:
+			case b0 != 0:
 				return p
-			case b1&1 != 0:
+			case b1 != 0:
 				return p + 4
-			case b2&1 != 0:
+			case b2 != 0:
 				return p + 8
 			default:
 				return p + 12
@@ -313,25 +316,36 @@ func firstStage(c []byte, n int, first []uint64, fshift uint, from int) int {
 	for ; p+5 <= n; p += 4 {
 		k := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
 		h := k * hashMul
-		if *(*uint64)(unsafe.Add(words, h>>fshift*8))>>(h>>20&63)&1 != 0 {
+		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&bit[h>>20&63] != 0 {
 			return p
 		}
 	}
 	return -1
 }
 
+// bitOf[i] is 1 << i.
+var bitOf = func() (t [64]uint64) {
+	for i := range t {
+		t[i] = 1 << i
+	}
+	return t
+}()
+
 // minHexValueRun is the shortest run of a value of hex digits that is redacted: 8-byte grams
 // probed at every fourth position find every run of 11 (see ixh); by its 4 bits a character,
 // the entropy rule (accept) asks for 10.
 const minHexValueRun = 11
+
+// minHexRun is the shortest run of hex digits probed for hex forms of the values: 8 bytes.
+const minHexRun = 2 * minRunLen
 
 // probeHex probes the hex index ix8 (8-byte grams folded) at every eighth position of the
 // compacted text [from, to), a run of hex digits. A window is probed only if it can be hex of
 // the values' bytes (hexPlausible).
 func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to int) {
 	lo, hi := sc.m.hexLow, sc.m.hexHigh
-	text, first, fshift := c.compacted, ix.first, ix.fshift
-	if len(text) < to+padding || len(first) != 1<<(64-fshift) {
+	text, first, fmask := c.compacted, ix.first, ix.fmask
+	if len(text) < to+padding || uint64(len(first)) != fmask+1 {
 		panic("secret: hex probe out of bounds")
 	}
 	base := unsafe.Pointer(unsafe.SliceData(text))
@@ -342,7 +356,7 @@ func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to int) {
 			continue
 		}
 		h := (k ^ k>>31) * hashMul // gramHash(k, 8)
-		if *(*uint64)(unsafe.Add(words, h>>fshift*8))>>(h>>20&63)&1 != 0 && ix.secondMayHold(h) {
+		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))>>(h>>20&63)&1 != 0 && ix.secondMayHold(h) {
 			sc.candidate(ix, c, p, k, h)
 		}
 	}
@@ -501,29 +515,39 @@ func uncompactedIndex(u string, k int) int {
 	return len(u)
 }
 
-// findRuns appends to hex every run [a, b) of the raw text, minHexValueRun bytes or more,
-// whose bytes can all be part of a hex dump (the hexRun mask), and to b64 every run of
-// minBase32Run or more of the base64 alphabet. The runs are found 64 bytes at a time with bit
-// operations; a text without long runs costs a few operations a block.
+// findRuns appends to hex every run [a, b) of the raw text, minHexRun bytes or more, whose
+// bytes can all be part of a hex dump (the hexRun mask), and to b64 every run of minBase32Run
+// or more of the base64 alphabet. The runs are found 64 bytes at a time with bit
+// operations: a block without a long run inside costs a dozen operations a mask.
 func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
-	fh := runFinder{minLen: minHexValueRun, open: -1, out: hex}
+	fh := runFinder{minLen: minHexRun, open: -1, out: hex}
 	fb := runFinder{minLen: minBase32Run, open: -1, out: b64}
-	blocks := len(c.masks) / masksPerBlock
-	for k := range blocks {
-		m := c.masks[k*masksPerBlock:]
-		// bits where a run of 11 (hex) or 13 (base64) ones starts inside the block
-		h := m[maskHexRun]
+	masks := c.masks
+	for i := 0; i+masksPerBlock <= len(masks); i += masksPerBlock {
+		base := i * (64 / masksPerBlock)
+		// bits where a run of 16 (hex) or 13 (base64) ones starts inside the block
+		h := masks[i+maskHexRun]
 		hl := h & (h >> 1)
 		hl &= hl >> 2
 		hl &= hl >> 4
-		hl &= hl >> 3
-		b := m[maskBase64]
+		hl &= hl >> 8
+		b := masks[i+maskBase64]
 		bl := b & (b >> 1)
 		bl &= bl >> 2
 		bl &= bl >> 4
 		bl &= bl >> 5
-		fh.block(k*64, h, hl)
-		fb.block(k*64, b, bl)
+		if h == ^uint64(0) {
+			fh.full(base)
+		} else {
+			lo := fh.close(base, h)
+			fh.inner(base, h, hl, lo)
+		}
+		if b == ^uint64(0) {
+			fb.full(base)
+		} else {
+			lo := fb.close(base, b)
+			fb.inner(base, b, bl, lo)
+		}
 	}
 	fh.end(len(c.text))
 	fb.end(len(c.text))
@@ -538,35 +562,39 @@ type runFinder struct {
 	out    []span
 }
 
-// block takes the bits r of the block at base, and long, the bits where a run of minLen ones
-// starts inside it.
-func (f *runFinder) block(base int, r, long uint64) {
-	if r == ^uint64(0) {
-		if f.open < 0 {
-			f.open = base
-		}
-		return
+// full takes a block of ones at base.
+func (f *runFinder) full(base int) {
+	if f.open < 0 {
+		f.open = base
 	}
-	lo := 0 // bits below lo are done
-	if f.open >= 0 {
-		end := bits.TrailingZeros64(^r)
-		if base+end-f.open >= f.minLen {
-			f.out = append(f.out, span{f.open, base + end})
-		}
-		f.open = -1
-		lo = end
+}
+
+// close ends the run open from the block before at the first zero of r, the block at base,
+// and returns where it ended in the block (0 if none was open).
+func (f *runFinder) close(base int, r uint64) int {
+	if f.open < 0 {
+		return 0
 	}
-	if r == 0 {
-		return
+	lo := bits.TrailingZeros64(^r)
+	if base+lo-f.open >= f.minLen {
+		f.out = append(f.out, span{f.open, base + lo})
 	}
-	// runs inside the block, and the one reaching its top
-	rest := r &^ (1<<lo - 1)
-	x := long &^ (1<<lo - 1)
-	if top := 64 - bits.LeadingZeros64(^r); top < 64 && top >= lo { // bits from top up are ones
+	f.open = -1
+	return lo
+}
+
+// inner appends the long runs inside the block at base from bit lo, given long, the bits where
+// a run of minLen ones starts inside it, and opens the run that reaches its top.
+func (f *runFinder) inner(base int, r, long uint64, lo int) {
+	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
+	if top < 64 {
 		f.open = base + top
-		rest &= 1<<top - 1
-		x &= 1<<top - 1
 	}
+	x := long &^ (1<<lo - 1) & (1<<top - 1)
+	if x == 0 {
+		return
+	}
+	rest := r &^ (1<<lo - 1) & (1<<top - 1)
 	for x != 0 {
 		a := bits.TrailingZeros64(x)
 		length := bits.TrailingZeros64(^(rest >> a))

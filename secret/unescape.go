@@ -31,14 +31,27 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 	if ix == nil {
 		return false, false
 	}
+	plus := -1 // whether the text holds a '+', once asked
 	for k := 0; k*masksPerBlock < len(c.masks); k++ {
 		for s := c.masks[k*masksPerBlock+maskSpecial]; s != 0; s &= s - 1 {
 			i := k*64 + bits.TrailingZeros64(s)
+			if text[i] == '\\' && i+1 < len(text) && controlEscape[text[i+1]] {
+				continue // \n, \t...: a separator, which no run holds
+			}
 			out, n, size := decodeEscape(text, i)
 			if size == 0 || n == 0 && i == 0 || n > 0 && !sc.m.valueByte[out[0]] {
 				continue // not an escape; a byte order mark that starts the text; a byte no value holds
 			}
-			percent := text[i] == '%' && strings.IndexByte(text, '+') >= 0
+			percent := false
+			if text[i] == '%' {
+				if plus < 0 {
+					plus = 0
+					if strings.IndexByte(text, '+') >= 0 {
+						plus = 1
+					}
+				}
+				percent = plus == 1
+			}
 			for _, plus := range []bool{false, true} {
 				if plus && !percent {
 					break
@@ -51,6 +64,9 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 	}
 	return false, false
 }
+
+// controlEscape marks the letters of the backslash escapes of control characters.
+var controlEscape = [256]bool{'n': true, 't': true, 'r': true, 'b': true, 'f': true}
 
 // escapeWindowMayMatch decodes and compacts text around the escape at i and probes the main
 // index's filters where a run holding the escape has a gram (see escapesMatter). A window of
