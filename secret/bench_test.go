@@ -189,3 +189,28 @@ func BenchmarkRedactClean(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkProtectOneMore is the cost of learning one new value when a Shared already holds
+// 1,000: what a result that declares a value pays.
+func BenchmarkProtectOneMore(b *testing.B) {
+	tenant := secret.NewShared(secret.SharedOptions{})
+	r := secret.NewRegistryWith(testScope, secret.Options{Shared: tenant})
+	var envelopes []any
+	for _, v := range realisticValues(1000) {
+		envelopes = append(envelopes, map[string]any{secret.KeySensitive: map[string]any{"type": "token", "value": v}})
+	}
+	if _, err := r.Protect(envelopes); err != nil {
+		b.Fatal(err)
+	}
+	i := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		other := secret.NewRegistryWith(testScope, secret.Options{Shared: tenant})
+		v := fmt.Sprintf("sk-new-value-%08d-Xq7Lm2Zp", i)
+		i++
+		if _, err := other.Protect(map[string]any{secret.KeySensitive: map[string]any{"type": "token", "value": v}}); err != nil {
+			b.Fatal(err)
+		}
+		other.Forget()
+	}
+}

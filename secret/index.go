@@ -31,6 +31,8 @@ type gramIndex struct {
 	fmask         uint64 // first filter word = hash >> 40 & fmask (a constant shift is cheaper)
 	sshift        uint   // second filter word = second hash >> sshift
 	segs          []*segment
+	firstOnly     []string // strings whose grams are in the first filter only
+	ngrams        int      // grams in the filters
 }
 
 // A segment holds needles and the offsets of their grams by bucket.
@@ -97,44 +99,101 @@ type needleSource struct {
 	form form
 }
 
-// newGramIndex indexes needles, or returns nil if there are none long enough to hold a gram.
-// The grams of firstOnly get bits in the first filter only (see matcher.ixh).
-func newGramIndex(gram int, fold bool, needles []needleSource, firstOnly ...string) *gramIndex {
+// with returns an index of ix's needles and needles more (ix may be nil), or nil if there are
+// none long enough to hold a gram. The grams of firstOnly get bits in the first filter only
+// (see matcher.ixh). ix is not changed: Redact may be reading it.
+//
+// The new needles make a segment of their own, and the filters are copied with their bits
+// set: adding a value costs a copy of the filters and the indexing of that value, not a
+// rebuild. A segment is merged with the one before when it grows to half its size, so that
+// a probe looks in a few segments at most and a value is indexed again a logarithmic number
+// of times. The filters are built again, larger, when they hold more than a gram for 32 bits.
+func (ix *gramIndex) with(gram int, fold bool, needles []needleSource, firstOnly ...string) *gramIndex {
 	seg := newSegment(gram, needles)
-	if seg == nil {
+	n := &gramIndex{gram: gram, fold: fold}
+	if ix != nil {
+		n.segs = slices.Clone(ix.segs)
+		n.firstOnly = slices.Clone(ix.firstOnly)
+		n.ngrams = ix.ngrams
+	}
+	if seg == nil && len(firstOnly) == 0 {
+		return ix
+	}
+	if seg != nil {
+		n.segs = append(n.segs, seg)
+		n.ngrams += len(seg.entries) + len(seg.shared)
+	}
+	n.firstOnly = append(n.firstOnly, firstOnly...)
+	for _, s := range firstOnly {
+		n.ngrams += max(0, len(s)-gram+1)
+	}
+	if len(n.segs) == 0 {
 		return nil
 	}
-	ix := &gramIndex{gram: gram, fold: fold, segs: []*segment{seg}}
-	ngrams := len(seg.entries)
-	for _, s := range firstOnly {
-		ngrams += max(0, len(s)-gram+1)
+	for len(n.segs) >= 2 {
+		last, prev := n.segs[len(n.segs)-1], n.segs[len(n.segs)-2]
+		if 2*len(last.entries) < len(prev.entries) {
+			break
+		}
+		n.segs = append(n.segs[:len(n.segs)-2], newSegment(gram, append(prev.sources(), last.sources()...)))
 	}
-	words := min(maxFirstWords, 1<<max(6, bits.Len(uint(ngrams/2))))
-	ix.first = make([]uint64, words)
-	ix.fmask = uint64(words - 1)
+	if ix != nil && n.ngrams <= 2*len(ix.first) {
+		// room in the filters: copy them and set the new grams' bits
+		n.first, n.fmask = slices.Clone(ix.first), ix.fmask
+		n.second, n.sshift = slices.Clone(ix.second), ix.sshift
+		if seg != nil {
+			n.addSegment(seg)
+		}
+		n.addFirstOnly(firstOnly)
+		return n
+	}
+	words := min(maxFirstWords, 1<<max(6, bits.Len(uint(n.ngrams/2))))
+	n.first = make([]uint64, words)
+	n.fmask = uint64(words - 1)
 	words = max(64, words/2)
-	ix.second = make([]uint64, words)
-	ix.sshift = uint(64 - bits.TrailingZeros(uint(words)))
+	n.second = make([]uint64, words)
+	n.sshift = uint(64 - bits.TrailingZeros(uint(words)))
+	for _, seg := range n.segs {
+		n.addSegment(seg)
+	}
+	n.addFirstOnly(n.firstOnly)
+	return n
+}
+
+// addSegment sets the filters' bits for a segment's grams, shared ones too.
+func (ix *gramIndex) addSegment(seg *segment) {
 	add := func(k uint64) {
-		h := gramHash(k, gram)
+		h := gramHash(k, ix.gram)
 		ix.first[ix.firstWord(h)] |= firstBit(h)
 		h2 := secondHash(h)
 		ix.second[h2>>ix.sshift] |= secondBits(h2)
 	}
 	for _, e := range seg.entries {
-		add(gramKey(seg.arena, int(e), gram))
+		add(gramKey(seg.arena, int(e), ix.gram))
 	}
 	for k := range seg.shared {
 		add(k)
 	}
+}
+
+// addFirstOnly sets the first filter's bits for the grams of firstOnly.
+func (ix *gramIndex) addFirstOnly(firstOnly []string) {
 	for _, s := range firstOnly {
 		b := []byte(s + "\x00\x00\x00\x00\x00\x00\x00\x00")
-		for i := 0; i+gram <= len(s); i++ {
-			h := gramHash(gramKey(b, i, gram), gram)
+		for i := 0; i+ix.gram <= len(s); i++ {
+			h := gramHash(gramKey(b, i, ix.gram), ix.gram)
 			ix.first[ix.firstWord(h)] |= firstBit(h)
 		}
 	}
-	return ix
+}
+
+// sources returns the needles of a segment, to index them again.
+func (seg *segment) sources() []needleSource {
+	out := make([]needleSource, len(seg.needles))
+	for i, nd := range seg.needles {
+		out[i] = needleSource{s: string(seg.arena[nd.start:nd.end]), val: nd.val, form: nd.form}
+	}
+	return out
 }
 
 func newSegment(gram int, needles []needleSource) *segment {

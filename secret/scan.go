@@ -21,9 +21,10 @@ type matcher struct {
 	// hex digits looks the 8 bytes at the same place up in ixh (probe5).
 	ixh *gramIndex
 	// short finds the values too short to be indexed by grams, whole, and their whole
-	// encodings (see forms); nil if there are none.
-	short *automaton
-	vals  []mval
+	// encodings (see forms), the patterns of shortPatterns; nil if there are none.
+	short         *automaton
+	shortPatterns []pattern
+	vals          []mval
 	// valueByte: the bytes of the indexed values (without separators). An escape matters
 	// only if it stands for one of them.
 	valueByte [256]bool
@@ -46,11 +47,21 @@ type match struct {
 }
 
 // buildMatcher indexes values (id → value); it returns nil when there is nothing to find.
-func buildMatcher(values map[int32]string) *matcher {
-	m := &matcher{}
+func buildMatcher(values map[int32]string) *matcher { return (*matcher)(nil).with(values) }
+
+// with returns a matcher of m's values (m may be nil) and values more; m is not changed. The
+// indexes grow by segments (see gramIndex.with); the automaton of short values, small, is
+// built again.
+func (old *matcher) with(values map[int32]string) *matcher {
+	m := &matcher{hexLow: 0xff}
+	if old != nil {
+		m.vals, m.shortPatterns = slices.Clone(old.vals), slices.Clone(old.shortPatterns)
+		m.valueByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.hexLow, old.hexHigh, old.numeric
+		m.ix5, m.ix8, m.ixh = old.ix5, old.ix8, old.ixh
+	}
 	var n5, n8, nh []needleSource
 	var hexGrams []string // the hex values' needles, as they may be written, for ix5's first filter
-	var short []pattern
+	short := m.shortPatterns
 	ids := make([]int32, 0, len(values))
 	for id := range values {
 		ids = append(ids, id)
@@ -107,20 +118,20 @@ func buildMatcher(values map[int32]string) *matcher {
 			}
 		}
 	}
-	m.hexLow, m.hexHigh = 0xff, 0
 	for b, ok := range m.valueByte {
 		if ok {
 			d := "0123456789abcdef"[b>>4]
 			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
 		}
 	}
-	if len(n5) == 0 && len(hexGrams) > 0 {
+	if m.ix5 == nil && len(n5) == 0 && len(hexGrams) > 0 {
 		// the probe loop runs over ix5: give it an index to run over
 		n5 = append(n5, needleSource{s: "\x00\x00\x00\x00\x00", val: -1})
 	}
-	m.ix5 = newGramIndex(5, false, n5, hexGrams...)
-	m.ix8 = newGramIndex(8, true, n8)
-	m.ixh = newGramIndex(8, true, nh)
+	m.ix5 = m.ix5.with(5, false, n5, hexGrams...)
+	m.ix8 = m.ix8.with(8, true, n8)
+	m.ixh = m.ixh.with(8, true, nh)
+	m.shortPatterns = short
 	m.short = newAutomaton(short)
 	if m.ix5 == nil && m.ix8 == nil && m.ixh == nil && m.short == nil {
 		return nil

@@ -26,9 +26,10 @@ import (
 // Protect fails with ErrLimit (the result is withheld) rather than leave a value unredacted.
 // Registry.Add, for Warden's own credentials, is never refused and may pass the limits.
 //
-// The redaction index is built again when values are added or forgotten, in time linear in
-// the values' length; a thousand 40-byte values index in a few tens of milliseconds and take
-// some twenty megabytes.
+// The redaction index grows when values are added (a copy of its filters and the new values'
+// grams: a couple of milliseconds with a thousand values held) and is built again when values
+// are forgotten (some tens of milliseconds for a thousand). A thousand 40-byte values take
+// about fifteen megabytes.
 //
 // A Shared is safe for concurrent use. It prints and logs as its number of values.
 type Shared struct {
@@ -120,40 +121,51 @@ var (
 func (s *Shared) hold(values []string, force bool) ([]int32, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	changed := s.expire()
+	removed := s.expire()
 	var added []*sharedValue
 	ids := make([]int32, len(values))
 	for i, v := range values {
 		sv, ok := s.byVal[v]
 		if !ok {
-			if !force && !s.makeRoom(len(v)) {
-				for _, a := range added {
-					s.remove(a)
-				}
-				for _, id := range ids[:i] {
-					if sv := s.byID[id]; sv != nil {
-						s.unhold(sv)
+			if !force {
+				made, evicted := s.makeRoom(len(v))
+				removed = removed || evicted
+				if !made {
+					for _, a := range added {
+						s.remove(a)
 					}
+					for _, id := range ids[:i] {
+						if sv := s.byID[id]; sv != nil && s.unhold(sv) {
+							removed = true
+						}
+					}
+					if removed {
+						s.rebuild()
+					}
+					return nil, ErrLimit
 				}
-				if changed {
-					s.rebuild()
-				}
-				return nil, ErrLimit
 			}
 			sv = &sharedValue{id: s.nextID, v: v}
 			s.nextID++
 			s.byVal[v], s.byID[sv.id] = sv, sv
 			s.bytes += len(v)
 			added = append(added, sv)
-			changed = true
 		}
 		s.tick++
 		sv.used = s.tick
 		sv.holders++
 		ids[i] = sv.id
 	}
-	if changed {
+	switch {
+	case removed:
 		s.rebuild()
+	case len(added) > 0:
+		// only additions: the index grows (see matcher.with)
+		values := make(map[int32]string, len(added))
+		for _, sv := range added {
+			values[sv.id] = sv.v
+		}
+		s.m.Store(s.m.Load().with(values))
 	}
 	return ids, nil
 }
@@ -208,8 +220,8 @@ func (s *Shared) expire() bool {
 }
 
 // makeRoom forgets unheld values, least recently used first, until a value of n bytes fits,
-// and reports whether it does; s.mu is held.
-func (s *Shared) makeRoom(n int) bool {
+// and reports whether it does, and whether it forgot any; s.mu is held.
+func (s *Shared) makeRoom(n int) (made, forgot bool) {
 	for len(s.byVal)+1 > s.opts.MaxValues || s.bytes+n > s.opts.MaxBytes {
 		var oldest *sharedValue
 		for _, sv := range s.byVal {
@@ -218,11 +230,12 @@ func (s *Shared) makeRoom(n int) bool {
 			}
 		}
 		if oldest == nil {
-			return false
+			return false, forgot
 		}
 		s.remove(oldest)
+		forgot = true
 	}
-	return true
+	return true, forgot
 }
 
 func (s *Shared) remove(sv *sharedValue) {

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/wardenhq/warden/secret"
 )
+
+var regexpHandle = regexp.MustCompile(`protected://[a-z-]+/[a-z2-7]{8}\.[a-z2-7]{26}`)
 
 func envelope(v string) any {
 	return map[string]any{"k": map[string]any{secret.KeySensitive: map[string]any{"type": "token", "value": v}}}
@@ -127,6 +130,41 @@ func TestSharedPrintsNoValue(t *testing.T) {
 	for _, s := range []string{fmt.Sprint(tenant), fmt.Sprintf("%+v %#v", tenant, tenant), logged.String()} {
 		if strings.Contains(s, v) || strings.Contains(s, "sk-") {
 			t.Errorf("a Shared printed its value: %s", s)
+		}
+	}
+}
+
+// TestSharedGrowsLikeItRebuilds adds values one result at a time, so that the index grows by
+// segments and merges them, and compares what it finds with an index built at once.
+func TestSharedGrowsLikeItRebuilds(t *testing.T) {
+	vals := realisticValues(300)
+	grown := secret.NewRegistryWith(testScope, secret.Options{Shared: secret.NewShared(secret.SharedOptions{})})
+	for i := 0; i < len(vals); i += 1 + i%7 {
+		var envelopes []any
+		for _, v := range vals[i:min(len(vals), i+1+i%7)] {
+			envelopes = append(envelopes, map[string]any{secret.KeySensitive: map[string]any{"type": "token", "value": v}})
+		}
+		if _, err := grown.Protect(envelopes); err != nil {
+			t.Fatal(err)
+		}
+	}
+	whole := secret.NewRegistryWith(testScope, secret.Options{Shared: secret.NewShared(secret.SharedOptions{})})
+	var envelopes []any
+	for _, v := range vals {
+		envelopes = append(envelopes, map[string]any{secret.KeySensitive: map[string]any{"type": "token", "value": v}})
+	}
+	if _, err := whole.Protect(envelopes); err != nil {
+		t.Fatal(err)
+	}
+	handle := regexpHandle.ReplaceAllString
+	for i, v := range vals {
+		text := "a " + v + " b " + b64("x"+v[:min(len(v), 20)]) + " c " + eachByte(v[len(v)/2:], "%02x", ":") + " d " + reverse(v)
+		g, w := handle(grown.Redact(text), "H"), handle(whole.Redact(text), "H")
+		if g != w {
+			t.Fatalf("value %d: grown %q, built at once %q", i, g, w)
+		}
+		if strings.Contains(g, v) {
+			t.Fatalf("value %d leaked: %q", i, g)
 		}
 	}
 }
