@@ -41,7 +41,7 @@ func (sc *scanner) decodeRuns(text string) {
 		}
 		if fits := base32Fits(run); fits != 0 {
 			for a, enc := range base32Alphabets {
-				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.valueByte) {
+				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.rawByte) {
 					sc.decodedView(text, r, enc.DecodeString, 8, 5)
 				}
 			}
@@ -127,7 +127,7 @@ var base32Alphabet = func() (t [256]uint8) {
 }()
 
 // base32Text reports whether a run's first quantum is base32 in alphabet a and decodes to
-// text: printable ASCII or bytes of the values.
+// text: printable ASCII, tabs and line ends, or bytes the values hold.
 func base32Text(a int, run string, valueByte *[256]bool) bool {
 	var v uint64
 	for i := range 8 {
@@ -138,7 +138,7 @@ func base32Text(a int, run string, valueByte *[256]bool) bool {
 		v = v<<5 | uint64(d)
 	}
 	for shift := 32; shift >= 0; shift -= 8 {
-		if b := byte(v >> shift); (b < 0x20 || b > 0x7e) && !valueByte[b] {
+		if b := byte(v >> shift); (b < 0x20 || b > 0x7e) && b != '\t' && b != '\n' && b != '\r' && !valueByte[b] {
 			return false
 		}
 	}

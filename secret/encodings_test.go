@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/secret"
 )
@@ -44,11 +45,11 @@ var encodings = []struct {
 	{"base32 lower case", func(s string) string { return strings.ToLower(base32.StdEncoding.EncodeToString([]byte("ab" + s))) }},
 	{"every byte %XX", func(s string) string { return eachByte(s, "%%%02X", "") }},
 	{"every byte %xx", func(s string) string { return eachByte(s, "%%%02x", "") }},
-	{`\u escapes`, func(s string) string { return eachByte(s, `\u%04x`, "") }},
-	{`\u escapes upper`, func(s string) string { return eachByte(s, `\u%04X`, "") }},
+	{`\u escapes`, func(s string) string { return eachRune(s, `\u%04x`) }},
+	{`\u escapes upper`, func(s string) string { return eachRune(s, `\u%04X`) }},
 	{`\x escapes`, func(s string) string { return eachByte(s, `\x%02x`, "") }},
-	{"HTML decimal references", func(s string) string { return eachByte(s, "&#%d;", "") }},
-	{"HTML hex references", func(s string) string { return eachByte(s, "&#x%x;", "") }},
+	{"HTML decimal references", func(s string) string { return eachRune(s, "&#%d;") }},
+	{"HTML hex references", func(s string) string { return eachRune(s, "&#x%x;") }},
 	{"HTML references, named punctuation", htmlNamed},
 	{"hex", func(s string) string { return hex.EncodeToString([]byte(s)) }},
 	{"HEX", func(s string) string { return strings.ToUpper(hex.EncodeToString([]byte(s))) }},
@@ -110,21 +111,46 @@ func eachByte(s, format, sep string) string {
 	return b.String()
 }
 
-func joinRunes(s, sep string) string {
-	var parts []string
-	for _, r := range s {
-		parts = append(parts, string(r))
+// eachRune writes every rune of s in a format; \u formats write runes past U+FFFF as
+// surrogate pairs, as JSON does. Invalid UTF-8 is left as it is: no escape stands for it.
+func eachRune(s, format string) string {
+	if !utf8.ValidString(s) {
+		return s
 	}
-	return strings.Join(parts, sep)
+	var b strings.Builder
+	for _, r := range s {
+		if strings.HasPrefix(format, `\u`) && r > 0xffff {
+			for _, u := range utf16.Encode([]rune{r}) {
+				fmt.Fprintf(&b, format, u)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, format, r)
+	}
+	return b.String()
 }
+
+// runes splits s into its characters, a byte of invalid UTF-8 standing alone.
+func runes(s string) []string {
+	var out []string
+	for len(s) > 0 {
+		_, n := utf8.DecodeRuneInString(s)
+		out = append(out, s[:n])
+		s = s[n:]
+	}
+	return out
+}
+
+func joinRunes(s, sep string) string { return strings.Join(runes(s), sep) }
 
 func fullwidth(s string) string {
 	var b strings.Builder
-	for _, r := range s {
-		if 0x21 <= r && r <= 0x7e {
-			r += 0xff01 - 0x21
+	for _, c := range runes(s) {
+		if len(c) == 1 && 0x21 <= c[0] && c[0] <= 0x7e {
+			b.WriteRune(rune(c[0]) + 0xff01 - 0x21)
+		} else {
+			b.WriteString(c)
 		}
-		b.WriteRune(r)
 	}
 	return b.String()
 }
@@ -132,22 +158,30 @@ func fullwidth(s string) string {
 // htmlNamed writes punctuation as named references and the rest as decimal ones, every other
 // character left plain.
 func htmlNamed(s string) string {
+	if !utf8.ValidString(s) {
+		return s
+	}
 	named := map[byte]string{'-': "&#45;", '_': "&lowbar;", '.': "&period;", '/': "&sol;", '+': "&plus;",
 		'=': "&equals;", '!': "&excl;", '&': "&amp;", '<': "&lt;", '"': "&quot;", '#': "&num;", '$': "&dollar;"}
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if n, ok := named[s[i]]; ok {
+	i := 0
+	for _, r := range s {
+		if n, ok := named[byte(r)]; ok && r < 0x80 {
 			b.WriteString(n)
 		} else if i%2 == 0 {
-			fmt.Fprintf(&b, "&#%d;", s[i])
+			fmt.Fprintf(&b, "&#%d;", r)
 		} else {
-			b.WriteByte(s[i])
+			b.WriteRune(r)
 		}
+		i++
 	}
 	return b.String()
 }
 
 func utf16Hex(s string, little bool) string {
+	if !utf8.ValidString(s) {
+		return s // no UTF-16 stands for invalid UTF-8
+	}
 	var b strings.Builder
 	for _, u := range utf16.Encode([]rune(s)) {
 		hi, lo := byte(u>>8), byte(u)

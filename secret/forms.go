@@ -30,8 +30,9 @@ const (
 	formHex                      // hex of the value's bytes, lower case; see hexStyle
 )
 
-// hexValueForm, in a plain or reversed form's alt, marks the needle of a value made of hex digits
-// only, indexed in matcher.ixh.
+// hexValueForm, in a plain or reversed form's alt (and shifted left by one, in a base64
+// form's), marks the needle of a value made of hex digits only, indexed in matcher.ixh (or
+// matcher.ixhb).
 const hexValueForm = 1
 
 // Hex styles, for formHex.
@@ -96,7 +97,7 @@ func (f form) encode(v string) string {
 }
 
 func b64(alt uint8) *base64.Encoding {
-	if alt == 1 {
+	if alt&1 == 1 {
 		return base64.URLEncoding
 	}
 	return base64.StdEncoding
@@ -203,6 +204,9 @@ func (f form) minChars() int {
 			return minHexValueRun
 		}
 	case formBase64:
+		if f.alt&(hexValueForm<<1) != 0 {
+			return minHexValueRun
+		}
 		return minRunBits / 6
 	case formHex:
 		if f.alt == hexPrefix || f.alt == hexUTF16BE || f.alt == hexUTF16LE {

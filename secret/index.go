@@ -41,7 +41,7 @@ type segment struct {
 	needles []needle // by start
 	bshift  uint     // bucket = hash >> bshift
 	bstart  []uint32 // bucket b's offsets are entries[bstart[b]:bstart[b+1]]
-	entries []uint32 // arena offsets of grams
+	entries []uint32 // arena offsets of grams, with repeatedGram for a gram its needle repeats
 	// shared are the grams left out of entries because too many values hold them (see
 	// maxGramValues); they stay in the filters, so that a probe that finds one looks at its
 	// neighbours.
@@ -169,7 +169,7 @@ func (ix *gramIndex) addSegment(seg *segment) {
 		ix.second[h2>>ix.sshift] |= secondBits(h2)
 	}
 	for _, e := range seg.entries {
-		add(gramKey(seg.arena, int(e), ix.gram))
+		add(gramKey(seg.arena, int(e&^repeatedGram), ix.gram))
 	}
 	for k := range seg.shared {
 		add(k)
@@ -223,15 +223,16 @@ func newSegment(gram int, needles []needleSource) *segment {
 	seg.bshift = uint(64 - bits.TrailingZeros(uint(nb)))
 	seg.bstart = make([]uint32, nb+1)
 	type gramAt struct {
-		k   uint64
-		off uint32
-		val int32
+		k      uint64
+		off    uint32
+		val    int32
+		needle int32
 	}
 	grams := make([]gramAt, 0, ngrams)
-	for _, nd := range seg.needles {
+	for n, nd := range seg.needles {
 		for i := nd.start; i+uint32(gram) <= nd.end; i++ {
 			k := gramKey(seg.arena, int(i), gram)
-			grams = append(grams, gramAt{k, i, nd.val})
+			grams = append(grams, gramAt{k, i, nd.val, int32(n)})
 			seg.bstart[gramHash(k, gram)>>seg.bshift+1]++
 		}
 	}
@@ -252,10 +253,7 @@ func newSegment(gram int, needles []needleSource) *segment {
 	for b := range nb {
 		bucket := byBucket[seg.bstart[b]:seg.bstart[b+1]]
 		slices.SortFunc(bucket, func(x, y gramAt) int {
-			if x.k != y.k {
-				return cmp.Compare(x.k, y.k)
-			}
-			return cmp.Compare(x.val, y.val)
+			return cmp.Or(cmp.Compare(x.k, y.k), cmp.Compare(x.val, y.val), cmp.Compare(x.needle, y.needle), cmp.Compare(x.off, y.off))
 		})
 		seg.bstart[b] = uint32(len(seg.entries))
 		for i := 0; i < len(bucket); {
@@ -266,8 +264,21 @@ func newSegment(gram int, needles []needleSource) *segment {
 				}
 			}
 			if values <= maxGramValues {
-				for _, g := range bucket[i:j] {
-					seg.entries = append(seg.entries, g.off)
+				group := bucket[i:j]
+				for n, g := range group {
+					// A needle that repeats a gram (a periodic value) keeps its first four and
+					// last four, marked: the first probe inside a run that reaches an end of the
+					// needle (a whole value) finds it at one of them, and in between the text
+					// is the same at every offset (see scanner.candidate).
+					repeated := n > 0 && group[n-1].needle == g.needle || n+1 < len(group) && group[n+1].needle == g.needle
+					if n >= 4 && group[n-4].needle == g.needle && n+4 < len(group) && group[n+4].needle == g.needle {
+						continue
+					}
+					off := g.off
+					if repeated {
+						off |= repeatedGram
+					}
+					seg.entries = append(seg.entries, off)
 				}
 			} else {
 				if seg.shared == nil {
@@ -281,6 +292,9 @@ func newSegment(gram int, needles []needleSource) *segment {
 	seg.bstart[nb] = uint32(len(seg.entries))
 	return seg
 }
+
+// repeatedGram marks an entry whose gram its needle holds more than once.
+const repeatedGram = 1 << 31
 
 // maxGramValues is how many values may share a gram for it to be indexed. A gram that more
 // values hold comes from what they have in common (a vendor's prefix, a JWT's header, plain or

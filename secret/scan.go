@@ -20,6 +20,11 @@ type matcher struct {
 	// main index: they are only in its first filter, and a probe that passes it with a gram of
 	// hex digits looks the 8 bytes at the same place up in ixh (probe5).
 	ixh *gramIndex
+	// ixhb holds the base64 needles of the values made of hex digits, 8-byte grams: their
+	// 5-byte grams, of base64 of hex digits, match base64 of ordinary text (JSON with ids)
+	// by chance, so they too are only in ix5's first filter, and every probe that passes it
+	// looks the 8 bytes up in ixhb, a small index.
+	ixhb *gramIndex
 	// short finds the values too short to be indexed by grams, whole, and their whole
 	// encodings (see forms), the patterns of shortPatterns; nil if there are none.
 	short         *automaton
@@ -28,6 +33,7 @@ type matcher struct {
 	// valueByte: the bytes of the indexed values (without separators). An escape matters
 	// only if it stands for one of them.
 	valueByte [256]bool
+	rawByte   [256]bool // the bytes of the indexed values, separators too
 	// hexLow and hexHigh are the lowest and highest high nibble of a value byte, as hex
 	// digits, for hexPlausible.
 	hexLow, hexHigh byte
@@ -56,10 +62,10 @@ func (old *matcher) with(values map[int32]string) *matcher {
 	m := &matcher{hexLow: 0xff}
 	if old != nil {
 		m.vals, m.shortPatterns = slices.Clone(old.vals), slices.Clone(old.shortPatterns)
-		m.valueByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.hexLow, old.hexHigh, old.numeric
-		m.ix5, m.ix8, m.ixh = old.ix5, old.ix8, old.ixh
+		m.valueByte, m.rawByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.rawByte, old.hexLow, old.hexHigh, old.numeric
+		m.ix5, m.ix8, m.ixh, m.ixhb = old.ix5, old.ix8, old.ixh, old.ixhb
 	}
-	var n5, n8, nh []needleSource
+	var n5, n8, nh, nhb []needleSource
 	var hexGrams []string // the hex values' needles, as they may be written, for ix5's first filter
 	short := m.shortPatterns
 	ids := make([]int32, 0, len(values))
@@ -89,6 +95,12 @@ func (old *matcher) with(values map[int32]string) *matcher {
 		for i := 0; i < len(cv); i++ {
 			m.valueByte[cv[i]] = true
 		}
+		for i := 0; i < len(v); i++ {
+			m.rawByte[v[i]] = true
+			// hex forms hold every byte, separators too
+			d := "0123456789abcdef"[v[i]>>4]
+			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
+		}
 		if numericRun(cv) {
 			m.numeric = true
 		}
@@ -111,17 +123,12 @@ func (old *matcher) with(values map[int32]string) *matcher {
 				nh = append(nh, needleSource{s: strings.ToLower(s), val: val, form: f})
 				hexGrams = append(hexGrams, strings.ToLower(s), strings.ToUpper(s))
 			case hexOnly:
-				// base64 of hex digits is found by decoding base64 runs (decoded.go): its grams,
-				// too, stand for four bits a character
+				f.alt |= hexValueForm << 1
+				nhb = append(nhb, needleSource{s: s, val: val, form: f})
+				hexGrams = append(hexGrams, s)
 			default:
 				n5 = append(n5, needleSource{s: s, val: val, form: f})
 			}
-		}
-	}
-	for b, ok := range m.valueByte {
-		if ok {
-			d := "0123456789abcdef"[b>>4]
-			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
 		}
 	}
 	if m.ix5 == nil && len(n5) == 0 && len(hexGrams) > 0 {
@@ -131,9 +138,10 @@ func (old *matcher) with(values map[int32]string) *matcher {
 	m.ix5 = m.ix5.with(5, false, n5, hexGrams...)
 	m.ix8 = m.ix8.with(8, true, n8)
 	m.ixh = m.ixh.with(8, true, nh)
+	m.ixhb = m.ixhb.with(8, false, nhb)
 	m.shortPatterns = short
 	m.short = newAutomaton(short)
-	if m.ix5 == nil && m.ix8 == nil && m.ixh == nil && m.short == nil {
+	if m.ix5 == nil && m.ix8 == nil && m.ixh == nil && m.ixhb == nil && m.short == nil {
 		return nil
 	}
 	return m
@@ -177,6 +185,8 @@ type scanner struct {
 	cls, sub classification
 	// last run found of each needle, so that the probes inside a run do not extend it again
 	last map[*needle]run
+	// bytes compared extending runs, this scan
+	work int
 	// a view of the text (decoded escapes, a decoded base64 or base32 run), and for each of
 	// its bytes the raw positions [start, end) it stands for
 	view               []byte
@@ -194,7 +204,8 @@ var scanners = sync.Pool{New: func() any { return new(scanner) }}
 // find appends the matches of m's values in text to sc.matches, raw positions.
 func (sc *scanner) find(text string) {
 	m := sc.m
-	if m.ix5 != nil || m.ix8 != nil || m.ixh != nil {
+	sc.work = 0
+	if m.ix5 != nil || m.ix8 != nil || m.ixh != nil || m.ixhb != nil {
 		c := &sc.cls
 		sc.scan(c, text, nil, nil)
 		sc.decodeRuns(text)
@@ -250,25 +261,60 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 // probe5 probes the main index at every fourth position of the compacted text, and the index
 // of hex values where the gram is made of hex digits.
 func (sc *scanner) probe5(ix *gramIndex, c *classification) {
-	ixh := sc.m.ixh
 	for p := 0; ; p += 4 {
 		p = firstStage(c.compacted, c.n, ix.first, p)
 		if p < 0 {
 			return
 		}
-		k := binary.LittleEndian.Uint64(c.compacted[p:]) & (1<<40 - 1)
-		h := k * hashMul
-		if ix.secondMayHold(h) {
-			sc.candidate(ix, c, p, k, h)
-		}
-		if ixh != nil && p+8 <= c.n && hexDigits5(k) {
-			// a run of a hex value of minHexValueRun holds the 8 bytes at a fourth position
-			k8 := binary.LittleEndian.Uint64(c.compacted[p:]) | foldMask
-			if h8 := gramHash(k8, 8); ixh.mayHold(h8) {
-				sc.candidate(ixh, c, p, k8, h8)
-			}
+		sc.probeAt(c, p)
+	}
+}
+
+// probeAt looks closer at compacted position p, whose gram passed the first filter of ix5:
+// the second filter and the main index; where the gram is hex digits, the index of hex
+// values; and the index of their base64. A run of a hex value, or of its base64, of
+// minHexValueRun holds the 8 bytes at a fourth position.
+func (sc *scanner) probeAt(c *classification, p int) {
+	m := sc.m
+	k := binary.LittleEndian.Uint64(c.compacted[p:]) & (1<<40 - 1)
+	h := k * hashMul
+	if m.ix5.secondMayHold(h) {
+		sc.candidate(m.ix5, c, p, k, h)
+	}
+	if p+8 > c.n {
+		return
+	}
+	if m.ixh != nil && hexDigits5(k) {
+		k8 := binary.LittleEndian.Uint64(c.compacted[p:]) | foldMask
+		if h8 := gramHash(k8, 8); m.ixh.mayHold(h8) {
+			sc.candidate(m.ixh, c, p, k8, h8)
 		}
 	}
+	if m.ixhb != nil {
+		k8 := binary.LittleEndian.Uint64(c.compacted[p:])
+		if h8 := gramHash(k8, 8); m.ixhb.mayHold(h8) {
+			sc.candidate(m.ixhb, c, p, k8, h8)
+		}
+	}
+}
+
+// mayStart reports whether a run of some value may hold the gram at b[p:] (b has 8 bytes of
+// room from p): what probeAt would look closer at.
+func (m *matcher) mayStart(b []byte, p, n int) bool {
+	k := binary.LittleEndian.Uint64(b[p:]) & (1<<40 - 1)
+	h := k * hashMul
+	if m.ix5.first[m.ix5.firstWord(h)]&firstBit(h) == 0 {
+		return false
+	}
+	if m.ix5.secondMayHold(h) {
+		return true
+	}
+	if p+8 > n {
+		return false
+	}
+	k8 := binary.LittleEndian.Uint64(b[p:])
+	return m.ixh != nil && hexDigits5(k) && m.ixh.mayHold(gramHash(k8|foldMask, 8)) ||
+		m.ixhb != nil && m.ixhb.mayHold(gramHash(k8, 8))
 }
 
 // hexDigits5 reports whether the 5 bytes of k are hex digits.
@@ -410,8 +456,15 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 		}
 		b := h >> seg.bshift
 		a := seg.arena
-		for _, e := range seg.entries[seg.bstart[b]:seg.bstart[b+1]] {
+		for _, entry := range seg.entries[seg.bstart[b]:seg.bstart[b+1]] {
+			e := entry &^ repeatedGram
 			if gramKey(a, int(e), ix.gram) != k {
+				continue
+			}
+			if entry&repeatedGram != 0 && sc.work > 32*n+1<<16 {
+				// A periodic value in a text that repeats it costs its length at each probe;
+				// past a budget linear in the text, its repeated grams are passed over: its
+				// runs are still found by their other grams, at their ends.
 				continue
 			}
 			i := 0 // bytes matched before p
@@ -422,6 +475,7 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 			for p+j < n && text[p+j]|fold == a[int(e)+j] {
 				j++
 			}
+			sc.work += i + j
 			whole := a[int(e)-i-1] == 0 && a[int(e)+j] == 0
 			if i+j < minRunLen && !whole {
 				continue
@@ -430,19 +484,20 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 			off := int(e - nd.start)
 			align := p - off
 			if r, ok := sc.last[nd]; ok && r.align == align && p < r.end {
-				continue // inside a run already found
+				continue // inside a run of this needle already extended at the same place
 			}
-			if i+j < nd.form.minChars() && !whole {
-				continue
+			if i+j+2 < nd.form.minChars() && !whole {
+				continue // (two separators at its ends may count, see accept)
 			}
 			if sc.last == nil {
 				sc.last = map[*needle]run{}
 			}
 			sc.last[nd] = run{align: align, end: p + j}
-			if !sc.m.accept(nd, off-i, off+j) {
+			start, end, ok := sc.m.accept(nd, off-i, off+j, c.text, c.raw(p-i), c.raw(p+j-1)+1)
+			if !ok {
 				continue
 			}
-			sc.matches = append(sc.matches, match{start: c.raw(p - i), end: c.raw(p+j-1) + 1, id: sc.m.vals[nd.val].id})
+			sc.matches = append(sc.matches, match{start: start, end: end, id: sc.m.vals[nd.val].id})
 		}
 	}
 }
@@ -480,23 +535,36 @@ func (ix *gramIndex) isShared(k uint64) bool {
 	return false
 }
 
-// accept reports whether the run [k0, k1) of a needle is redacted: the whole needle always
-// (a whole value, or a whole encoding of one, as Redact always found); a part of it when it
-// stands for enough of the value: at least 8 bytes for a plain, reversed or hex run and 7 for
+// accept reports whether the run [k0, k1) of a needle, at [start, end) of text, is redacted,
+// and where: separators the needle holds at its ends, that the text holds too, are taken in.
+// The whole needle always is (a whole value, or a whole encoding of one, as Redact always
+// found), and any run that stands for every bit of the value; a part of it when it stands for
+// enough of the value: at least 8 bytes for a plain, reversed or hex run and 7 for
 // the other encodings (whose characters split bytes), holding at least 40 bits by their
 // alphabet (runEntropy) and 5 different characters. The rule keeps a text of hex ids, of
 // numbers or of words from matching a value's run by chance, while a run of a random key
 // counts from 8 characters.
-func (m *matcher) accept(nd *needle, k0, k1 int) bool {
+func (m *matcher) accept(nd *needle, k0, k1 int, text string, start, end int) (int, int, bool) {
 	if k0 == 0 && k1 == int(nd.end-nd.start) {
-		return true
+		return start, end, true
 	}
 	v := m.vals[nd.val].v
 	u := nd.form.encode(v)
 	u0, u1 := uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
+	// Separators at the run's ends that the text holds too are part of it: in URL-safe
+	// base64, '-' is data.
+	for u0 > 0 && start > 0 && isSeparator(u[u0-1]) && text[start-1] == u[u0-1] {
+		u0, start = u0-1, start-1
+	}
+	for u1 < len(u) && end < len(text) && isSeparator(u[u1]) && text[end] == u[u1] {
+		u1, end = u1+1, end+1
+	}
 	b0, b1 := nd.form.valueBits(v, u0, u1)
 	if b1 <= b0 {
-		return false
+		return start, end, false
+	}
+	if b0 == 0 && b1 == 8*len(v) {
+		return start, end, true // every bit of the value: the whole value, in an encoding without its padding
 	}
 	raw := v[b0/8 : (b1+7)/8]
 	run := compact(raw)
@@ -507,10 +575,10 @@ func (m *matcher) accept(nd *needle, k0, k1 int) bool {
 		need = 8 * minRunLen
 	}
 	if covered < need {
-		return false
+		return start, end, false
 	}
 	e, distinct := runEntropy(run, covered)
-	return e >= minRunEntropy && distinct >= minRunDistinct
+	return start, end, e >= minRunEntropy && distinct >= minRunDistinct
 }
 
 // uncompactedIndex returns the index in u of its k-th byte that is not a separator.

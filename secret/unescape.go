@@ -1,7 +1,6 @@
 package secret
 
 import (
-	"encoding/binary"
 	"math/bits"
 	"strings"
 	"unicode/utf16"
@@ -27,8 +26,7 @@ import (
 // whole view scanned.
 func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 	c := &sc.cls
-	ix := sc.m.ix5
-	if ix == nil {
+	if sc.m.ix5 == nil {
 		return false, false
 	}
 	plus := -1 // whether the text holds a '+', once asked
@@ -56,7 +54,7 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 				if plus && !percent {
 					break
 				}
-				if escapeWindowMayMatch(ix, text, i, plus) {
+				if escapeWindowMayMatch(sc.m, text, i, plus) {
 					return true, percent
 				}
 			}
@@ -69,35 +67,41 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 var controlEscape = [256]bool{'n': true, 't': true, 'r': true, 'b': true, 'f': true}
 
 // escapeWindowMayMatch decodes and compacts text around the escape at i and probes the main
-// index's filters where a run holding the escape has a gram (see escapesMatter). A window of
-// plain bytes around the escape is enough, and tried first; where escapes or separators are
-// near, a wider one is decoded.
-func escapeWindowMayMatch(ix *gramIndex, text string, i int, plusSpace bool) bool {
-	if may, ok := escapeWindow(ix, text, i, plusSpace, 12, 20); ok {
-		return may
+// index's filters where a run holding the escape has a gram (see escapesMatter). The window
+// of raw bytes starts small and doubles until it holds the 7 bytes before the escape and the
+// 11 after that the probes need (escapes and separators around may take many raw bytes for
+// few), or the text's ends.
+func escapeWindowMayMatch(m *matcher, text string, i int, plusSpace bool) bool {
+	var small [64]byte
+	for before, after := 12, 20; ; before, after = 2*before, 2*after {
+		buf, w, q, from, to := escapeWindow(small[:0], text, i, plusSpace, before, after)
+		if (q >= 7 || from == 0) && (w-q >= 11 || to == len(text)) {
+			for p := q - 7; p <= q+3; p += 4 {
+				if p >= 0 && p+5 <= w && m.mayStart(buf, p, w) {
+					return true
+				}
+			}
+			return false
+		}
 	}
-	may, _ := escapeWindow(ix, text, i, plusSpace, 48, 56) // 7 bytes before and 8 after, escaped
-	return may
 }
 
-// escapeWindow is escapeWindowMayMatch with a window of raw bytes [i-before, i+after); ok is
-// false if the window does not hold the 7 bytes before the escape and 8 after that the probes
-// need, and is not the whole text.
-func escapeWindow(ix *gramIndex, text string, i int, plusSpace bool, before, after int) (may, ok bool) {
-	var buf [128]byte
-	w, q := 0, -1
-	from, to := max(0, i-before), min(len(text), i+after)
-	for j := from; j < to && w < len(buf)-4; {
+// escapeWindow decodes and compacts raw bytes [i-before, i+after) of text, clipped to
+// [from, to), into buf: w bytes, the escape's first at q. The buffer has 8 bytes of room past
+// w.
+func escapeWindow(buf []byte, text string, i int, plusSpace bool, before, after int) (_ []byte, w, q, from, to int) {
+	from, to = max(0, i-before), min(len(text), i+after)
+	q = -1
+	for j := from; j < to; {
 		if j >= i && q < 0 {
-			q = w
+			q = len(buf)
 		}
 		c := text[j]
 		if byteClass[c]&clsSpecial != 0 {
 			if out, n, size := decodeEscape(text, j); size > 0 {
 				for _, b := range out[:n] {
 					if !isSeparator(b) {
-						buf[w] = b
-						w++
+						buf = append(buf, b)
 					}
 				}
 				j += size
@@ -108,24 +112,15 @@ func escapeWindow(ix *gramIndex, text string, i int, plusSpace bool, before, aft
 			c = ' '
 		}
 		if !isSeparator(c) {
-			buf[w] = c
-			w++
+			buf = append(buf, c)
 		}
 		j++
 	}
-	if (q < 7 && from > 0) || (w-q < 8+3 && to < len(text)) {
-		return false, false
+	if q < 0 {
+		q = len(buf)
 	}
-	for p := q - 7; p <= q+3; p += 4 {
-		if p < 0 || p+5 > w {
-			continue
-		}
-		k := binary.LittleEndian.Uint64(buf[p:]) & (1<<40 - 1)
-		if ix.mayHold(k * hashMul) {
-			return true, true
-		}
-	}
-	return false, true
+	w = len(buf)
+	return append(buf, make([]byte, 8)...), w, q, from, to
 }
 
 // escapeView decodes text into sc.view, with each decoded byte's raw positions. With
@@ -289,7 +284,7 @@ func decodeReference(s string) (out [4]byte, n, size int) {
 			i++
 		}
 		r := rune(v)
-		if r <= 0 || r > utf8.MaxRune || utf16.IsSurrogate(r) {
+		if r < 0 || r > utf8.MaxRune || utf16.IsSurrogate(r) {
 			return out, 0, 0
 		}
 		return out, utf8.EncodeRune(out[:], r), i
