@@ -232,7 +232,7 @@ const (
 )
 
 // runEntropy estimates the bits that nbits bits of value bytes carry, by the alphabet the
-// bytes run uses: decimal digits (10 symbols), hex digits of one case (16), letters of one
+// bytes run uses (separators do not count): decimal digits (10 symbols), hex digits of one case (16), letters of one
 // case (26), with digits (36), both cases (52), both with digits (62), plus one symbol for
 // each other distinct byte. It also returns how many distinct bytes there are.
 func runEntropy(run string, nbits int) (bitsOf float64, distinct int) {
@@ -241,7 +241,7 @@ func runEntropy(run string, nbits int) (bitsOf float64, distinct int) {
 	others := 0
 	for i := 0; i < len(run); i++ {
 		c := run[i]
-		if seen[c] {
+		if seen[c] || isSeparator(c) {
 			continue
 		}
 		seen[c] = true

@@ -187,6 +187,8 @@ type scanner struct {
 	last map[*needle]run
 	// bytes compared extending runs, this scan
 	work int
+	// the needles' forms as encoded with their separators, for accept, this scan
+	encoded map[*needle]string
 	// a view of the text (decoded escapes, a decoded base64 or base32 run), and for each of
 	// its bytes the raw positions [start, end) it stands for
 	view               []byte
@@ -205,6 +207,7 @@ var scanners = sync.Pool{New: func() any { return new(scanner) }}
 func (sc *scanner) find(text string) {
 	m := sc.m
 	sc.work = 0
+	clear(sc.encoded)
 	if m.ix5 != nil || m.ix8 != nil || m.ixh != nil || m.ixhb != nil {
 		c := &sc.cls
 		sc.scan(c, text, nil, nil)
@@ -461,7 +464,7 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 			if gramKey(a, int(e), ix.gram) != k {
 				continue
 			}
-			if entry&repeatedGram != 0 && sc.work > 32*n+1<<16 {
+			if entry&repeatedGram != 0 && sc.work > 8*n+1<<14 {
 				// A periodic value in a text that repeats it costs its length at each probe;
 				// past a budget linear in the text, its repeated grams are passed over: its
 				// runs are still found by their other grams, at their ends.
@@ -493,7 +496,7 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 				sc.last = map[*needle]run{}
 			}
 			sc.last[nd] = run{align: align, end: p + j}
-			start, end, ok := sc.m.accept(nd, off-i, off+j, c.text, c.raw(p-i), c.raw(p+j-1)+1)
+			start, end, ok := sc.accept(nd, off-i, off+j, c.text, c.raw(p-i), c.raw(p+j-1)+1)
 			if !ok {
 				continue
 			}
@@ -544,12 +547,20 @@ func (ix *gramIndex) isShared(k uint64) bool {
 // alphabet (runEntropy) and 5 different characters. The rule keeps a text of hex ids, of
 // numbers or of words from matching a value's run by chance, while a run of a random key
 // counts from 8 characters.
-func (m *matcher) accept(nd *needle, k0, k1 int, text string, start, end int) (int, int, bool) {
+func (sc *scanner) accept(nd *needle, k0, k1 int, text string, start, end int) (int, int, bool) {
 	if k0 == 0 && k1 == int(nd.end-nd.start) {
 		return start, end, true
 	}
-	v := m.vals[nd.val].v
-	u := nd.form.encode(v)
+	v := sc.m.vals[nd.val].v
+	u, ok := sc.encoded[nd]
+	if !ok {
+		if sc.encoded == nil {
+			sc.encoded = map[*needle]string{}
+		}
+		u = nd.form.encode(v)
+		sc.encoded[nd] = u
+	}
+	sc.work += len(u)
 	u0, u1 := uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
 	// Separators at the run's ends that the text holds too are part of it: in URL-safe
 	// base64, '-' is data.
@@ -567,8 +578,13 @@ func (m *matcher) accept(nd *needle, k0, k1 int, text string, start, end int) (i
 		return start, end, true // every bit of the value: the whole value, in an encoding without its padding
 	}
 	raw := v[b0/8 : (b1+7)/8]
-	run := compact(raw)
-	covered := b1 - b0 - 8*(len(raw)-len(run))
+	seps := 0
+	for i := 0; i < len(raw); i++ {
+		if isSeparator(raw[i]) {
+			seps++
+		}
+	}
+	covered := b1 - b0 - 8*seps
 	need := minRunBits
 	switch nd.form.kind {
 	case formPlain, formReversed, formHex:
@@ -577,7 +593,7 @@ func (m *matcher) accept(nd *needle, k0, k1 int, text string, start, end int) (i
 	if covered < need {
 		return start, end, false
 	}
-	e, distinct := runEntropy(run, covered)
+	e, distinct := runEntropy(raw, covered)
 	return start, end, e >= minRunEntropy && distinct >= minRunDistinct
 }
 
