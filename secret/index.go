@@ -323,14 +323,3 @@ func (seg *segment) needleAt(e uint32) *needle {
 	return &seg.needles[i]
 }
 
-// memory is the index's size in bytes, roughly.
-func (ix *gramIndex) memory() int {
-	if ix == nil {
-		return 0
-	}
-	n := 8 * (len(ix.first) + len(ix.second))
-	for _, s := range ix.segs {
-		n += len(s.arena) + 4*len(s.bstart) + 4*len(s.entries) + 24*len(s.needles)
-	}
-	return n
-}
