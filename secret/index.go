@@ -322,4 +322,3 @@ func (seg *segment) needleAt(e uint32) *needle {
 	i := sort.Search(len(seg.needles), func(i int) bool { return seg.needles[i].end > e })
 	return &seg.needles[i]
 }
-

@@ -21,10 +21,11 @@ import (
 // them would make results unreadable while a value that short protects little anyway.
 const MinRedactLen = 4
 
-// MaxEncodedLen is the longest value, in bytes, whose encodings Redact looks for. A longer
-// value (a certificate bundle, a whole file) is redacted as itself and JSON-escaped only:
-// its other encodings would multiply the automaton by ten, for a value that is rarely
-// re-encoded whole. A PEM private key, RSA 8192 included, is well under it.
+// MaxEncodedLen is the longest value, in bytes, whose base64 Redact looks for (its hex, up
+// to 1 KiB). A longer value (a certificate bundle, a whole file) is redacted as itself, and
+// reversed, in every decoded view (escapes, base32, base64 of base64): its encodings would
+// grow the index by some twenty bytes a byte, for a value that is rarely re-encoded whole. A
+// PEM private key, RSA 8192 included, is under it.
 const MaxEncodedLen = 8 << 10
 
 // minPartialBase64 is the shortest partial base64 form of a short value looked for (see
@@ -295,9 +296,9 @@ func formatJSONFloat(f float64) string {
 	return string(b)
 }
 
-// forms returns the strings Redact looks for in place of value v: v itself and its common
-// encodings, without repeats. It returns nothing for a value shorter than MinRedactLen, and
-// only the value and its JSON escapes for one longer than MaxEncodedLen.
+// forms returns the strings the automaton looks for in place of a value too short to be
+// indexed by its runs (see buildMatcher): v itself and its common encodings, without repeats.
+// It returns nothing for a value shorter than MinRedactLen.
 func forms(v string) []string {
 	if len(v) < MinRedactLen {
 		return nil
