@@ -31,7 +31,7 @@ type gramIndex struct {
 	fmask         uint64 // first filter word = hash >> 40 & fmask (a constant shift is cheaper)
 	sshift        uint   // second filter word = second hash >> sshift
 	segs          []*segment
-	firstOnly     []string // strings whose grams are in the first filter only
+	firstOnly     []string // strings whose grams are routed elsewhere (see with)
 	ngrams        int      // grams in the filters
 }
 
@@ -85,8 +85,11 @@ const maxFirstWords = 1 << 24
 // secondHash is the hash of the second filter, independent of the first's bits.
 func secondHash(h uint64) uint64 { return (h ^ h>>29) * 0xBF58476D1CE4E5B9 }
 
-// secondBits are the two bits of a second hash in its word.
+// secondBits are the two bits of a second hash in its word; routedBits are two others, for
+// the grams an index routes to others (see with).
 func secondBits(h2 uint64) uint64 { return 1<<(h2>>20&63) | 1<<(h2>>26&63) }
+
+func routedBits(h2 uint64) uint64 { return 1<<(h2>>32&63) | 1<<(h2>>38&63) }
 
 // foldMask lowers the case of letters (and moves some punctuation, harmlessly: grams and
 // needles of the hex index only hold hex digits and x).
@@ -100,8 +103,10 @@ type needleSource struct {
 }
 
 // with returns an index of ix's needles and needles more (ix may be nil), or nil if there are
-// none long enough to hold a gram. The grams of firstOnly get bits in the first filter only
-// (see matcher.ixh). ix is not changed: Redact may be reading it.
+// none long enough to hold a gram. The grams of firstOnly are routed: they get the first
+// filter's bit and, in the same word of the second filter, the bits of routedBits rather than
+// secondBits, so that one load tells a probe whether to look in this index, in the indexes of
+// hex values, or nowhere (see matcher.ixh). ix is not changed: Redact may be reading it.
 //
 // The new needles make a segment of their own, and the filters are copied with their bits
 // set: adding a value costs a copy of the filters and the indexing of that value, not a
@@ -176,13 +181,15 @@ func (ix *gramIndex) addSegment(seg *segment) {
 	}
 }
 
-// addFirstOnly sets the first filter's bits for the grams of firstOnly.
+// addFirstOnly sets the filters' bits for the routed grams of firstOnly.
 func (ix *gramIndex) addFirstOnly(firstOnly []string) {
 	for _, s := range firstOnly {
 		b := []byte(s + "\x00\x00\x00\x00\x00\x00\x00\x00")
 		for i := 0; i+ix.gram <= len(s); i++ {
 			h := gramHash(gramKey(b, i, ix.gram), ix.gram)
 			ix.first[ix.firstWord(h)] |= firstBit(h)
+			h2 := secondHash(h)
+			ix.second[h2>>ix.sshift] |= routedBits(h2)
 		}
 	}
 }
@@ -308,6 +315,15 @@ const maxGramValues = 8
 // mayHold reports whether the filters may hold the gram of hash h.
 func (ix *gramIndex) mayHold(h uint64) bool {
 	return ix.first[ix.firstWord(h)]&firstBit(h) != 0 && ix.secondMayHold(h)
+}
+
+// secondRoutes reads the second filter once for a gram that passed the first: whether this
+// index may hold it, and whether a routed gram may be it.
+func (ix *gramIndex) secondRoutes(h uint64) (here, routed bool) {
+	h2 := secondHash(h)
+	w := ix.second[h2>>ix.sshift]
+	m, r := secondBits(h2), routedBits(h2)
+	return w&m == m, w&r == r
 }
 
 // secondMayHold is mayHold's second filter.

@@ -281,10 +281,11 @@ func (sc *scanner) probeAt(c *classification, p int) {
 	m := sc.m
 	k := binary.LittleEndian.Uint64(c.compacted[p:]) & (1<<40 - 1)
 	h := k * hashMul
-	if m.ix5.secondMayHold(h) {
+	here, routed := m.ix5.secondRoutes(h)
+	if here {
 		sc.candidate(m.ix5, c, p, k, h)
 	}
-	if p+8 > c.n {
+	if !routed || p+8 > c.n {
 		return
 	}
 	if m.ixh != nil && hexDigits5(k) {
@@ -309,10 +310,11 @@ func (m *matcher) mayStart(b []byte, p, n int) bool {
 	if m.ix5.first[m.ix5.firstWord(h)]&firstBit(h) == 0 {
 		return false
 	}
-	if m.ix5.secondMayHold(h) {
+	here, routed := m.ix5.secondRoutes(h)
+	if here {
 		return true
 	}
-	if p+8 > n {
+	if !routed || p+8 > n {
 		return false
 	}
 	k8 := binary.LittleEndian.Uint64(b[p:])
