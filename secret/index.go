@@ -17,11 +17,11 @@ import (
 // to lower case, and is probed at every eighth position of the runs of hex digits only: a hex
 // run stands for at least 8 bytes of a value, so it is 16 characters or more.
 //
-// A probe first tests two Bloom filters of the grams. The first has one bit a gram and 32 to
-// 64 bits of room for each, so that about 97% of the probes of a text without values stop at
-// one load and one bit test, and the probe loop runs at several gigabytes a second; the second
-// has two bits a gram in 16 to 32, and with the first is wrong for fewer than one probe in two
-// thousand. Only then does the probe look the gram up exactly, in buckets of offsets into the
+// A probe first tests two Bloom filters of the grams. The first has two bits a gram in one
+// word and 32 to 64 bits of room for each, so that more than 99% of the probes of a text
+// without values stop at one load (and a table of bits in L1), and the probe loop runs at
+// several gigabytes a second; the second has two bits a gram in 16 to 32, and with the first
+// is wrong for about one probe in ten thousand. Only then does the probe look the gram up exactly, in buckets of offsets into the
 // arena of needles, and extend what it finds byte by byte (see scanner). For a thousand
 // 40-byte values the main index holds about 1.4 million grams in some 15 megabytes.
 type gramIndex struct {
@@ -74,8 +74,8 @@ func gramHash(k uint64, n int) uint64 {
 	return k * hashMul
 }
 
-// firstBit is the bit of a hash in its word of the first filter; firstWord is the word.
-func firstBit(h uint64) uint64 { return 1 << (h >> 20 & 63) }
+// firstBit is the two bits of a hash in its word of the first filter; firstWord is the word.
+func firstBit(h uint64) uint64 { return 1<<(h>>20&63) | 1<<(h>>26&63) }
 
 func (ix *gramIndex) firstWord(h uint64) uint64 { return h >> 40 & ix.fmask }
 
@@ -314,7 +314,7 @@ const maxGramValues = 8
 
 // mayHold reports whether the filters may hold the gram of hash h.
 func (ix *gramIndex) mayHold(h uint64) bool {
-	return ix.first[ix.firstWord(h)]&firstBit(h) != 0 && ix.secondMayHold(h)
+	return ix.first[ix.firstWord(h)]&firstBit(h) == firstBit(h) && ix.secondMayHold(h)
 }
 
 // secondRoutes reads the second filter once for a gram that passed the first: whether this

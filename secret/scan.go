@@ -307,7 +307,7 @@ func (sc *scanner) probeAt(c *classification, p int) {
 func (m *matcher) mayStart(b []byte, p, n int) bool {
 	k := binary.LittleEndian.Uint64(b[p:]) & (1<<40 - 1)
 	h := k * hashMul
-	if m.ix5.first[m.ix5.firstWord(h)]&firstBit(h) == 0 {
+	if m.ix5.first[m.ix5.firstWord(h)]&firstBit(h) != firstBit(h) {
 		return false
 	}
 	here, routed := m.ix5.secondRoutes(h)
@@ -336,7 +336,7 @@ func hexDigits5(k uint64) bool {
 
 // firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
 // 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
-// through: four probes a step, each one load and one bit, and one branch for the four. It
+// through: four probes a step, each one load and two bits, and one branch for the four. It
 // reads c without bounds checks: c holds n bytes and at least padding more, and a word index
 // is masked to len(first), a power of two.
 func firstStage(c []byte, n int, first []uint64, from int) int {
@@ -358,17 +358,21 @@ func firstStage(c []byte, n int, first []uint64, from int) int {
 		k3 := *(*uint64)(unsafe.Add(text, p+12)) & (1<<40 - 1)
 		h0, h1, h2, h3 := k0*hashMul, k1*hashMul, k2*hashMul, k3*hashMul
 		// a table of bits rather than a shift by a variable, which x86 takes only from CL
-		b0 := *(*uint64)(unsafe.Add(words, (h0>>40&fmask)*8)) & bit[h0>>20&63]
-		b1 := *(*uint64)(unsafe.Add(words, (h1>>40&fmask)*8)) & bit[h1>>20&63]
-		b2 := *(*uint64)(unsafe.Add(words, (h2>>40&fmask)*8)) & bit[h2>>20&63]
-		b3 := *(*uint64)(unsafe.Add(words, (h3>>40&fmask)*8)) & bit[h3>>20&63]
-		if b0|b1|b2|b3 != 0 {
+		m0 := bit[h0>>20&63] | bit[h0>>26&63]
+		m1 := bit[h1>>20&63] | bit[h1>>26&63]
+		m2 := bit[h2>>20&63] | bit[h2>>26&63]
+		m3 := bit[h3>>20&63] | bit[h3>>26&63]
+		b0 := *(*uint64)(unsafe.Add(words, (h0>>40&fmask)*8))&m0 ^ m0
+		b1 := *(*uint64)(unsafe.Add(words, (h1>>40&fmask)*8))&m1 ^ m1
+		b2 := *(*uint64)(unsafe.Add(words, (h2>>40&fmask)*8))&m2 ^ m2
+		b3 := *(*uint64)(unsafe.Add(words, (h3>>40&fmask)*8))&m3 ^ m3
+		if b0 == 0 || b1 == 0 || b2 == 0 || b3 == 0 {
 			switch {
-			case b0 != 0:
+			case b0 == 0:
 				return p
-			case b1 != 0:
+			case b1 == 0:
 				return p + 4
-			case b2 != 0:
+			case b2 == 0:
 				return p + 8
 			default:
 				return p + 12
@@ -378,7 +382,8 @@ func firstStage(c []byte, n int, first []uint64, from int) int {
 	for ; p+5 <= n; p += 4 {
 		k := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
 		h := k * hashMul
-		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&bit[h>>20&63] != 0 {
+		m := bit[h>>20&63] | bit[h>>26&63]
+		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&m == m {
 			return p
 		}
 	}
@@ -418,7 +423,7 @@ func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to int) {
 			continue
 		}
 		h := (k ^ k>>31) * hashMul // gramHash(k, 8)
-		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))>>(h>>20&63)&1 != 0 && ix.secondMayHold(h) {
+		if m := firstBit(h); *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&m == m && ix.secondMayHold(h) {
 			sc.candidate(ix, c, p, k, h)
 		}
 	}
