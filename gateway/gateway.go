@@ -107,6 +107,7 @@ type Gateway struct {
 	allowed  *allowedHosts // the hosts allowed for each tenant
 	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
 	egressSeen onceSet
+	secrets    tenantSecrets // each tenant's protected values, shared by its sessions
 }
 
 type snapshot struct {

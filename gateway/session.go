@@ -127,7 +127,7 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
 		s.endRun(ctx)
 		return nil, err
 	}
-	s.secrets = secret.NewRegistryWith(s.scope(), secret.Options{Issuers: issuers(sf.Policy())})
+	s.secrets = secret.NewRegistryWith(s.scope(), secret.Options{Issuers: issuers(sf.Policy()), Shared: g.sharedSecrets(sf.Tenant().ID)})
 
 	s.server = mcp.NewServer(&mcp.Implementation{Name: "warden", Title: "Warden", Version: Version}, &mcp.ServerOptions{
 		Instructions: "Tools are served through Warden: every call is reviewed against what it would touch, " +
@@ -145,7 +145,7 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
 			return s.subscribe(ctx, r.Params.URI, false)
 		},
 	})
-	s.server.AddReceivingMiddleware(s.middleware)
+	s.server.AddReceivingMiddleware(s.middleware, s.redactLists)
 
 	s.syncing.Lock()
 	g.mu.Lock()
@@ -386,9 +386,7 @@ func (s *session) readResource(x *extra) mcp.ResourceHandler {
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
-		for _, c := range res.Contents {
-			c.Text = s.secrets.Redact(c.Text)
-		}
+		s.redactContents(res.Contents)
 		return res, nil
 	}
 }
@@ -402,15 +400,8 @@ func (s *session) getPrompt(x *extra) mcp.PromptHandler {
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
-		b, err := json.Marshal(res)
-		if err != nil {
-			return nil, err
-		}
-		var out mcp.GetPromptResult
-		if err := json.Unmarshal([]byte(s.secrets.Redact(string(b))), &out); err != nil {
-			return nil, fmt.Errorf("the prompt cannot be passed on: %w", err)
-		}
-		return &out, nil
+		s.redactPrompt(res)
+		return res, nil
 	}
 }
 
@@ -895,7 +886,10 @@ func (s *session) protect(res any) (map[string]any, error) {
 			t.item["text"] = strings.TrimSuffix(b.String(), "\n")
 		}
 	}
-	out, _ := s.secrets.RedactValue(m).(map[string]any)
+	out, err := s.redactResult(m)
+	if err != nil {
+		return nil, fmt.Errorf("the result was withheld: %w", err)
+	}
 	return out, nil
 }
 

@@ -9,15 +9,92 @@
 // opaque handle, "protected://token/<registry id>.<random id>", keeping the value in the
 // session's in-memory Registry. A later process request binds handles to environment
 // variables (protectedBindings) and Registry.Resolve gives the values for that process only.
-// Every text the model sees goes through Registry.Redact (or RedactValue), which replaces
-// each known value, and its base64, URL, hex and JSON-escaped forms, with its handle.
+// Every text the model sees goes through Registry.Redact (or RedactValue, or RedactTexts for
+// texts read one after another), which replaces the known values, and runs of them, in the
+// encodings below.
 //
 // A managed reference ($wardenManaged, $burrowManaged) becomes a handle too but holds no
 // value: Registry.ResolveManaged checks its issuer and version, its lifetime, that its agent,
 // session and conversation are exactly the registry's, and current authorisation, and only
 // then asks its provider for the value. Resolve refuses managed handles.
 //
-// Decisions, where the requirements leave a choice:
+// # Sessions of one tenant
+//
+// Registries made with the same Shared (Options.Shared; Warden's gateway makes one a tenant)
+// redact each other's values: a value protected in one session is redacted in all of them. A
+// registry writes its own handle for a value it holds, and Redacted ("protected://redacted")
+// for a value only others hold; Redacted resolves to nothing, and a handle of another registry
+// is refused (ErrForeignHandle), so a session never learns or binds another's value. Values
+// live in memory only, while a registry holds them and for SharedOptions.Lifetime after
+// (default a day), within SharedOptions' limits (2,048 values, 256 KiB): to make room the
+// values no registry holds are forgotten, least recently used first; when every value is held,
+// Protect fails with ErrLimit and the result is withheld. A registry made without a Shared
+// gets one of its own, forgotten with it.
+//
+// # What Redact finds
+//
+// A value of 8 bytes or more (separators aside, see below) is found whole and by any run of
+// it that stands for enough of it: at least 8 characters (7 bytes' worth for base64, whose
+// characters split bytes), carrying at least 40 bits by the alphabet they use (8 characters of
+// letters and digits or of both cases, 9 of one case, 10 hex digits, 13 decimal digits), with
+// at least 5 different characters. The rule keeps ids, digests, numbers and words from
+// matching a value's run by chance; a run of a random key counts from 8. A value made only of
+// hex digits is looked for from 11 of them. These are found, for the whole
+// value and for its runs:
+//
+//   - the value as it is, and reversed;
+//   - base64, standard and URL-safe, padded or not, at any alignment (the value anywhere in
+//     what was encoded);
+//   - base32, standard and extended hex alphabets, upper or lower case, padded or not, and
+//     base64 of base64: decoded from a run of base64 characters as an encoder writes it (from
+//     the run's first character; base32 whose first five bytes are text, base64 of base64
+//     whose first nine are base64), the value anywhere inside;
+//   - hex, lower or upper case, with or without separators, with 0x or \x prefixes, and the
+//     hex of the value's UTF-16, big- and little-endian (for values of valid UTF-8);
+//   - escapes, decoded: %XX (every byte or some, a query's + as a space), \uXXXX (with
+//     surrogate pairs), \xXX and JSON's \" \\ \/ \n \t \r \b \f, HTML references (&#NN; and
+//     &#xHH;, with or without ';', and the named references of ASCII punctuation), fullwidth
+//     forms of ASCII (U+FF01..U+FF5E), and zero-width characters (U+200B..U+200D, U+2060,
+//     U+FEFF) between the characters;
+//   - any of these with whitespace, ':', ',' or '-' anywhere in them (wrapped base64 or hex,
+//     a value spaced out, a hex dump): Redact compares texts without these separators, so they
+//     do not count towards the 8 characters either.
+//
+// Where a run is found, the whole run in the text is replaced, separators and escapes
+// included. Of overlapping finds the leftmost wins, then the longest; what is left of the
+// other is replaced too, by its own handle (a value's run is never left half shown). A
+// registry's own handles in a text are kept whole, even where a value occurs inside one.
+// Values shorter than that (from MinRedactLen, 4 bytes, to 7 without separators, or 10 hex
+// digits) are found whole only, with their JSON, URL, base64 and hex encodings, as Redact has
+// always found them; shorter ones are not looked for.
+// Numbers are redacted too, as JSON prints them: a PIN in a number field becomes a string
+// holding the handle.
+//
+// What this is not: data-loss prevention. Not found: a value transformed in other ways
+// (encrypted, compressed, spelled out, every other character, base85), encodings nested
+// deeper than base64 of base64, base32 or base64 of base64 not written from the start of a run
+// of its characters, hex of a value longer than 1 KiB or base64 of one longer than 8 KiB
+// (MaxEncodedLen; the value itself always is), a run made only of characters that more than 8
+// values share (a common prefix is no one value's secret), and a value reached by a process
+// that was given it. Once a process receives a value, that process can use it.
+//
+// # How it is found, and what it costs
+//
+// Each value's forms (the value, reversed, its base64 at each alignment) are needles, indexed
+// by their 5-byte grams; hex forms, and values of hex digits, by 8-byte grams. A first pass
+// over a text (AVX-512 on amd64, Go elsewhere) drops the separators and marks runs of hex
+// digits, runs of base64 characters and the bytes that start escapes. The compacted text is
+// probed at every fourth position, where any run of 8 bytes holds a gram, through a filter
+// of one bit a gram that stops nearly every probe at one load; the rest are looked up exactly
+// and extended byte by byte, then judged as above. Runs of hex digits are probed for hex
+// forms; base64 runs whose first quanta look like base32 or base64 of base64 are decoded and
+// scanned; a text with an escape that stands for a byte of a value is scanned again decoded.
+// Redact takes time linear in the text; with a thousand values, a text that holds none of them
+// is scanned at 0.5 to 1.5 GB/s of one core (git logs full of digests the slowest, prose the
+// fastest; BenchmarkRedactClean), and returned without a copy. The index is immutable, so Redact takes no lock; a new value grows it (a copy of its
+// filters and the indexing of that value), a forgotten one rebuilds it.
+//
+// # Other decisions
 //
 //   - A handle names its type ("protected://password/..."), so the model knows what it holds,
 //     and the registry that issued it, so that a handle of another session is reported as
@@ -26,17 +103,8 @@
 //     fails the whole Protect call (ErrMalformed) and keeps none of its handles: the handles
 //     are staged and only committed when the whole result was well formed.
 //   - The same value declared twice with the same type keeps one handle.
-//   - Values shorter than MinRedactLen (4 bytes) are protected where declared, but Redact does
-//     not search for them or their encodings elsewhere.
-//   - Redaction is leftmost-longest: of overlapping occurrences the one that starts first
-//     wins, and of those the longest. A registry's own handles are kept whole.
-//   - Numbers are redacted too, as JSON prints them: a PIN in a number field becomes a string
-//     holding the handle.
 //
-// What this is not: data-loss prevention. A value transformed in any way but the listed
-// encodings, split across lines, or reached by a process that was given it, is not found.
-// Once a process receives a value, that process can use it.
-//
-// Secrets never print: Secret formats, encodes and logs as Placeholder. Registries hold values
-// in memory only, and Forget drops them all at the end of a turn.
+// Secrets never print: Secret formats, encodes and logs as Placeholder; a Registry and a
+// Shared print and log as their counts. Values are held in memory only, and Forget drops a
+// registry's at the end of a turn.
 package secret

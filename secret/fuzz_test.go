@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/wardenhq/warden/secret"
 )
@@ -138,6 +139,8 @@ func FuzzRedact(f *testing.F) {
 	f.Add("aaaa", "aaaaaaaa", "aab", "aaaaaaaaaaaaaaaaaaab")
 	f.Add("protected", "token", "://", "protected://token/abcd")
 	f.Add("1234", "234567", "34", "123456789")
+	f.Add("sk-Ab3dE5gH7jK9mN2pQ4sT6vW8yZ0bC1dF", "eyJhbGciOi.J9xT4kQ-p_Zr8Lw2.mVb5Nc", "P@ss_w0rd+Rh7#Kq!9z$Mx=Lv", "log: ok")
+	f.Add("deadbeefcafe0123456789ab", "correct horse battery staple", "Zm9vYmFyYmF6", "")
 	f.Fuzz(func(t *testing.T, v1, v2, v3, text string) {
 		r := secret.NewRegistry(testScope)
 		values := []string{v1, v2, v3}
@@ -171,5 +174,94 @@ func FuzzRedact(f *testing.F) {
 				t.Fatalf("Redact(%q) = %q: %q is still there", s, got, v)
 			}
 		}
+		// Every encoding of issue 11, of each value long enough to be found by its runs, and of
+		// a run of 8 characters of it that is random enough (see accept): none may be left.
+		for _, v := range values {
+			if !indexed(v) {
+				continue
+			}
+			leaks := []string{v}
+			if run, ok := randomRun(v); ok {
+				leaks = append(leaks, run)
+			}
+			for _, leak := range leaks {
+				for _, e := range encodings {
+					if !utf8.ValidString(v) && runeEncoding(e.name) {
+						continue // no such encoding stands for invalid UTF-8
+					}
+					if len(v) > 1<<10 && indexedForm(e.name) || len(v) > secret.MaxEncodedLen && e.name != "plain" && e.name != "reversed" {
+						continue // a long value's forms are indexed up to these lengths (see MaxEncodedLen)
+					}
+					enc := e.enc(leak)
+					if strings.Count(enc, " ") > len(enc)/3 {
+						continue // an encoding mostly of spaces is compared without them below
+					}
+					got := r.Redact(text + "<" + enc + ">" + text)
+					if strings.Contains(got, "<"+enc+">") {
+						t.Fatalf("%s of %q: Redact(%q) = %q", e.name, leak, text+"<"+enc+">"+text, got)
+					}
+				}
+			}
+		}
 	})
+}
+
+// indexed reports whether Redact finds runs of v (not only v whole): 8 bytes without
+// separators, 11 if they are all hex digits, and not only whitespace-like bytes.
+func indexed(v string) bool {
+	var b strings.Builder
+	hexOnly := true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c <= 0x20 || c == ':' || c == ',' || c == '-' {
+			continue
+		}
+		b.WriteByte(c)
+		if !strings.ContainsRune("0123456789abcdefABCDEF", rune(c)) {
+			hexOnly = false
+		}
+	}
+	n := b.Len()
+	return n >= 8 && !(hexOnly && n < 11)
+}
+
+// indexedForm reports whether an encoding is found by an indexed form other than base64, which
+// Redact indexes for values up to 1 KB.
+func indexedForm(name string) bool {
+	return strings.Contains(name, "hex") || strings.Contains(name, "HEX") || strings.Contains(name, "UTF-16")
+}
+
+// runeEncoding reports whether an encoding of the encodings table writes characters rather
+// than bytes.
+func runeEncoding(name string) bool {
+	for _, s := range []string{"UTF-16", `\u`, "HTML", "fullwidth", "zero-width", "joiners", "spaced"} {
+		if strings.Contains(name, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// randomRun returns a run of 8 bytes of v with upper and lower case letters, digits and 8
+// different bytes, none a separator, which Redact must find in every encoding.
+func randomRun(v string) (string, bool) {
+	for i := 0; i+8 <= len(v); i++ {
+		run := v[i : i+8]
+		if strings.ContainsAny(run, ":,-") || strings.IndexFunc(run, func(r rune) bool { return r <= 0x20 }) >= 0 {
+			continue
+		}
+		var upper, lower, digit bool
+		distinct := map[byte]bool{}
+		for j := 0; j < 8; j++ {
+			c := run[j]
+			distinct[c] = true
+			upper = upper || 'A' <= c && c <= 'Z'
+			lower = lower || 'a' <= c && c <= 'z'
+			digit = digit || '0' <= c && c <= '9'
+		}
+		if upper && lower && digit && len(distinct) == 8 {
+			return run, true
+		}
+	}
+	return "", false
 }

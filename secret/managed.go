@@ -95,9 +95,9 @@ func (r *Registry) ResolveManaged(ctx context.Context, handle string, now time.T
 		return fail(ErrUnknownHandle)
 	}
 	if v := value.Reveal(); len(v) >= MinRedactLen {
-		if _, known := r.st.redactOf[v]; !known {
-			r.learn(v, handle)
-			r.rebuild()
+		if _, known := r.st.held[v]; !known {
+			_ = r.learn([]string{v}, []string{handle}, true) // forced: cannot fail
+			r.publish()
 		}
 	}
 	return value, nil

@@ -2,10 +2,11 @@ package secret
 
 import "strings"
 
-// matcher replaces the leftmost-longest occurrences of a fixed set of patterns: at the first
+// automaton finds the leftmost-longest occurrences of a fixed set of patterns: at the first
 // position where any pattern occurs, the longest pattern that occurs there wins, and the
 // search resumes after it. It is an Aho-Corasick automaton over bytes, immutable once built,
-// so Redact reads it without a lock.
+// so Redact reads it without a lock. Redact uses it for the values too short to be indexed by
+// grams (minRunLen), found whole, with their encodings (forms).
 //
 // The automaton holds the patterns reversed and reads the text from its end: the state after
 // reading s[i:] backwards tells the longest pattern that starts at i, which is what
@@ -20,7 +21,7 @@ import "strings"
 // patterns' length. A row entry is the next state's row offset when that state is dense and
 // ends no pattern, and the bitwise complement of its number otherwise, so that the scan of
 // text holding no value is one table load and one sign test per byte.
-type matcher struct {
+type automaton struct {
 	class [256]uint16 // byte → column of a dense row; 0 for bytes in no pattern (up to 257 columns)
 	cols  int         // columns per dense row
 	dense int32       // states below this number have a dense row
@@ -35,8 +36,7 @@ type matcher struct {
 
 	plen []int32  // pattern → its length
 	repl []string // pattern → what replaces it
-
-	numeric bool // some pattern is made only of bytes that occur in JSON numbers
+	id   []int32  // pattern → its value's id
 }
 
 // denseBudget bounds the dense rows' memory, in transitions (4 bytes each): 64 KiB, which
@@ -44,33 +44,34 @@ type matcher struct {
 // rebuild slower and Redact no faster.
 const denseBudget = 16 << 10
 
-// pattern is one string to find and what to replace it with.
+// pattern is one string to find, and its value's id or what to replace it with.
 type pattern struct {
 	find, repl string
+	id         int32
 }
 
-// newMatcher builds a matcher. Empty patterns are ignored; of patterns with the same find
+// newAutomaton builds an automaton. Empty patterns are ignored; of patterns with the same find
 // string the first one given wins. It returns nil when there is nothing to find.
-func newMatcher(pats []pattern) *matcher { return buildMatcher(pats, denseBudget) }
+func newAutomaton(pats []pattern) *automaton { return buildAutomaton(pats, denseBudget) }
 
-// buildMatcher is newMatcher with dense rows for at most budget transitions (at least the
+// buildAutomaton is newAutomaton with dense rows for at most budget transitions (at least the
 // root's row).
-func buildMatcher(pats []pattern, budget int) *matcher {
+func buildAutomaton(pats []pattern, budget int) *automaton {
 	// The trie, in flat arrays: each node's children are a list through next.
 	size := 1
 	for _, p := range pats {
 		size += len(p.find)
 	}
 	var (
-		first   = append(make([]int32, 0, size), -1) // node → its first child, or -1
-		next    = append(make([]int32, 0, size), -1) // node → its next sibling, or -1
-		label   = append(make([]byte, 0, size), 0)   // node → the byte on the edge into it
-		term    = append(make([]int32, 0, size), -1) // node → the pattern it ends, or -1
-		rootAt  [256]int32                           // the root's children by byte, 0 for none
-		used    [256]bool
-		plen    = make([]int32, 0, len(pats))
-		repl    = make([]string, 0, len(pats))
-		numeric bool
+		first  = append(make([]int32, 0, size), -1) // node → its first child, or -1
+		next   = append(make([]int32, 0, size), -1) // node → its next sibling, or -1
+		label  = append(make([]byte, 0, size), 0)   // node → the byte on the edge into it
+		term   = append(make([]int32, 0, size), -1) // node → the pattern it ends, or -1
+		rootAt [256]int32                           // the root's children by byte, 0 for none
+		used   [256]bool
+		plen   = make([]int32, 0, len(pats))
+		repl   = make([]string, 0, len(pats))
+		ids    = make([]int32, 0, len(pats))
 	)
 	child := func(n int32, b byte) int32 {
 		if n == 0 {
@@ -102,13 +103,11 @@ func buildMatcher(pats []pattern, budget int) *matcher {
 			}
 			n = c
 		}
-		if strings.Trim(p.find, "0123456789+-.eE") == "" {
-			numeric = true
-		}
 		if term[n] < 0 {
 			term[n] = int32(len(plen))
 			plen = append(plen, int32(len(p.find)))
 			repl = append(repl, p.repl)
+			ids = append(ids, p.id)
 		}
 	}
 	if len(plen) == 0 {
@@ -118,7 +117,7 @@ func buildMatcher(pats []pattern, budget int) *matcher {
 	// Number the states breadth first, so that a state's failure state, being shallower,
 	// comes before it.
 	ns := len(first)
-	m := &matcher{plen: plen, repl: repl, numeric: numeric}
+	m := &automaton{plen: plen, repl: repl, id: ids}
 	order := make([]int32, 1, ns) // state → trie node
 	m.edgeStart = make([]int32, 1, ns+1)
 	m.edgeByte = make([]byte, 0, ns-1)
@@ -174,7 +173,7 @@ func buildMatcher(pats []pattern, budget int) *matcher {
 }
 
 // encode is the row entry for a transition to state s.
-func (m *matcher) encode(s int32) int32 {
+func (m *automaton) encode(s int32) int32 {
 	if s < m.dense && m.out[s] < 0 {
 		return s * int32(m.cols)
 	}
@@ -182,7 +181,7 @@ func (m *matcher) encode(s int32) int32 {
 }
 
 // step is the state after reading b in state s.
-func (m *matcher) step(s int32, b byte) int32 {
+func (m *automaton) step(s int32, b byte) int32 {
 	c := m.class[b]
 	if c == 0 {
 		return 0
@@ -208,11 +207,9 @@ type hit struct {
 	pat int32
 }
 
-// replace returns s with every leftmost-longest occurrence replaced. A text in which no
-// pattern occurs is returned as it is, after one pass and no allocation.
-func (m *matcher) replace(s string) string {
-	// Backwards: the longest pattern starting at each position, in descending positions.
-	var hits []hit
+// hits appends to hits the longest pattern starting at each position of s where one starts,
+// in descending positions. A text in which no pattern occurs costs one pass.
+func (m *automaton) hits(s string, hits []hit) []hit {
 	rows, class, cols := m.rows, &m.class, int32(m.cols)
 	off := int32(0) // the current state's row offset on the fast path
 	for i := len(s) - 1; i >= 0; i-- {
@@ -238,11 +235,30 @@ func (m *matcher) replace(s string) string {
 			st = m.step(st, s[i])
 		}
 	}
+	return hits
+}
+
+// find calls fn with every leftmost-longest occurrence in s, in order.
+func (m *automaton) find(s string, fn func(pos, end int, id int32)) {
+	hits := m.hits(s, nil)
+	last := 0
+	for k := len(hits) - 1; k >= 0; k-- {
+		h := hits[k]
+		if h.pos < last {
+			continue // overlaps the occurrence before
+		}
+		last = h.pos + int(m.plen[h.pat])
+		fn(h.pos, last, m.id[h.pat])
+	}
+}
+
+// replace returns s with every leftmost-longest occurrence replaced by its pattern's repl. A
+// text in which no pattern occurs is returned as it is, after one pass and no allocation.
+func (m *automaton) replace(s string) string {
+	hits := m.hits(s, nil)
 	if len(hits) == 0 {
 		return s
 	}
-
-	// Forwards: the leftmost start, its longest pattern, and on after it.
 	var b strings.Builder
 	b.Grow(len(s) + 64)
 	last := 0 // s[last:] is not yet written

@@ -31,13 +31,13 @@ func naiveReplace(pats []pattern, s string) string {
 
 func TestMatcherReplace(t *testing.T) {
 	pats := []pattern{
-		{"abcd", "<1>"},
-		{"abcdef", "<2>"}, // longer, same start: wins
-		{"cdefgh", "<3>"}, // starts later than abcd...: loses where they overlap
-		{"xyz", "<4>"},
-		{"xyz", "<dup>"}, // the first of equal patterns wins
-		{"", "<empty>"},  // ignored
-		{"bcdx", "<5>"},
+		{find: "abcd", repl: "<1>"},
+		{find: "abcdef", repl: "<2>"}, // longer, same start: wins
+		{find: "cdefgh", repl: "<3>"}, // starts later than abcd...: loses where they overlap
+		{find: "xyz", repl: "<4>"},
+		{find: "xyz", repl: "<dup>"}, // the first of equal patterns wins
+		{find: "", repl: "<empty>"},  // ignored
+		{find: "bcdx", repl: "<5>"},
 	}
 	tests := []struct {
 		give, want string
@@ -56,8 +56,8 @@ func TestMatcherReplace(t *testing.T) {
 		{give: "xyzxyzxy", want: "<4><4>xy"},
 		{give: "abcabcdab", want: "abc<1>ab"},
 	}
-	m := newMatcher(pats)
-	small := buildMatcher(pats, 1) // only the root dense: the sparse path
+	m := newAutomaton(pats)
+	small := buildAutomaton(pats, 1) // only the root dense: the sparse path
 	for _, tt := range tests {
 		if got := m.replace(tt.give); got != tt.want {
 			t.Errorf("replace(%q) = %q; want %q", tt.give, got, tt.want)
@@ -66,13 +66,13 @@ func TestMatcherReplace(t *testing.T) {
 			t.Errorf("sparse replace(%q) = %q; want %q", tt.give, got, tt.want)
 		}
 	}
-	if newMatcher(nil) != nil || newMatcher([]pattern{{"", "x"}}) != nil {
+	if newAutomaton(nil) != nil || newAutomaton([]pattern{{find: "", repl: "x"}}) != nil {
 		t.Error("a matcher with nothing to find is not nil")
 	}
 }
 
 func TestMatcherNoMatchReturnsInput(t *testing.T) {
-	m := newMatcher([]pattern{{"needle", "N"}})
+	m := newAutomaton([]pattern{{find: "needle", repl: "N"}})
 	s := strings.Repeat("hay stack needl ", 100)
 	if allocs := testing.AllocsPerRun(10, func() { _ = m.replace(s) }); allocs != 0 {
 		t.Errorf("%v allocations for a text without a match; want 0", allocs)
@@ -98,12 +98,12 @@ func TestMatcherRandom(t *testing.T) {
 		}
 		var pats []pattern
 		for i := range 1 + rng.IntN(8) {
-			pats = append(pats, pattern{word(alphabet, 7), "<" + string(rune('A'+i)) + ">"})
+			pats = append(pats, pattern{find: word(alphabet, 7), repl: "<" + string(rune('A'+i)) + ">"})
 		}
 		text := word(alphabet, 60)
 		want := naiveReplace(pats, text)
 		for _, budget := range []int{1, 8, denseBudget} {
-			if got := buildMatcher(pats, budget).replace(text); got != want {
+			if got := buildAutomaton(pats, budget).replace(text); got != want {
 				t.Fatalf("budget %d, patterns %q, text %q:\n%s", budget, pats, text, cmp.Diff(want, got))
 			}
 		}
@@ -117,11 +117,11 @@ func TestMatcherEveryByte(t *testing.T) {
 	for b := range 256 {
 		all = append(all, byte(b))
 	}
-	pats := []pattern{{string(all), "<all>"}, {"\xff\xfe\xfd\xfc", "<ff>"}, {"\x00\x01\x02\x03", "<00>"}}
+	pats := []pattern{{find: string(all), repl: "<all>"}, {find: "\xff\xfe\xfd\xfc", repl: "<ff>"}, {find: "\x00\x01\x02\x03", repl: "<00>"}}
 	for _, give := range []string{"x\xff\xfe\xfd\xfcy", "\x00\x01\x02\x03\x04", string(all) + "\xff\xfe\xfd\xfc", "\xff\xff\xfe\xfd\xfc\xfc"} {
 		want := naiveReplace(pats, give)
 		for _, budget := range []int{1, denseBudget} {
-			if got := buildMatcher(pats, budget).replace(give); got != want {
+			if got := buildAutomaton(pats, budget).replace(give); got != want {
 				t.Errorf("budget %d: replace(%q) = %q; want %q", budget, give, got, want)
 			}
 		}

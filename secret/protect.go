@@ -53,21 +53,19 @@ func (r *Registry) Protect(v any) (any, error) {
 	w := protectWalk{s: r.stage()}
 	out, _, err := w.walk(v)
 	if err != nil {
-		m := r.st.m.Load()
 		r.st.mu.Unlock()
 		var me *MalformedError
-		if m != nil && errors.As(err, &me) {
-			me.Path = m.replace(me.Path) // the path is made of the result's keys
+		if errors.As(err, &me) {
+			me.Path = r.Redact(me.Path) // the path is made of the result's keys
 		}
 		return nil, err // the staged entries are dropped with w
 	}
-	w.s.commit()
-	m := r.st.m.Load()
-	r.st.mu.Unlock()
-	if m != nil {
-		out, _ = m.redactValue(out)
+	if err := w.s.commit(false); err != nil {
+		r.st.mu.Unlock()
+		return nil, fmt.Errorf("protect: %w", err) // the Shared is full of values in use
 	}
-	return out, nil
+	r.st.mu.Unlock()
+	return r.RedactValue(out), nil
 }
 
 // ProtectText is Protect for a text that may be a JSON document, such as an MCP text

@@ -21,37 +21,172 @@ import (
 // them would make results unreadable while a value that short protects little anyway.
 const MinRedactLen = 4
 
-// MaxEncodedLen is the longest value, in bytes, whose encodings Redact looks for. A longer
-// value (a certificate bundle, a whole file) is redacted as itself and JSON-escaped only:
-// its other encodings would multiply the automaton by ten, for a value that is rarely
-// re-encoded whole. A PEM private key, RSA 8192 included, is well under it.
+// MaxEncodedLen is the longest value, in bytes, whose base64 Redact looks for (its hex, up
+// to 1 KiB). A longer value (a certificate bundle, a whole file) is redacted as itself, and
+// reversed, in every decoded view (escapes, base32, base64 of base64): its encodings would
+// grow the index by some twenty bytes a byte, for a value that is rarely re-encoded whole. A
+// PEM private key, RSA 8192 included, is under it.
 const MaxEncodedLen = 8 << 10
 
-// minPartialBase64 is the shortest partial base64 form looked for (see forms): 48 bits, so
-// that chance matches inside unrelated base64 are negligible.
+// minPartialBase64 is the shortest partial base64 form of a short value looked for (see
+// forms): 48 bits, so that chance matches inside unrelated base64 are negligible.
 const minPartialBase64 = 8
 
-// Redact returns s with every known value of MinRedactLen bytes or more, and each of its
-// encodings, replaced by the value's handle (P3). The encodings are: JSON string escaping
-// (as Go, most encoders, and Python with ASCII output write it), and for values up to
-// MaxEncodedLen base64 (standard and URL-safe alphabets, padded and raw, and the part of the
-// encoding that does not depend on what surrounds the value, for a value encoded inside a
-// longer text), URL query and path escaping, and lower and upper hex. The registry's own handles in s are left as they are, even where a
-// value happens to occur inside one. Where occurrences overlap, the leftmost wins, and of
-// those starting at the same place the longest.
+// Redact returns s with every known value of its Shared replaced, and every run of one that
+// stands for enough of it, plain or encoded (P3): by the value's handle if this registry holds
+// the value, by Redacted if only another registry of the Shared does. What is found, and what
+// is not, is in the package documentation. The registry's own handles in s are left whole,
+// even where a value occurs inside one; of overlapping finds the leftmost wins, then the
+// longest, and what is left of the other is replaced too.
 //
-// Redact is exact-match replacement, not data-loss prevention: a value split across lines,
-// re-encoded in other ways, or transformed by a program is not found.
-//
-// The matcher is built when the set of values changes, never here. Redact takes time linear
-// in len(s) whatever the values; a text with no known value costs one pass and is returned
+// The index is built when the values change, never here. Redact takes time linear in len(s);
+// a text with no known value costs one pass (and a look at each escape) and is returned
 // without a copy. Redact is safe for concurrent use.
 func (r *Registry) Redact(s string) string {
-	m := r.st.m.Load()
+	m := r.st.shared.m.Load()
 	if m == nil {
 		return s
 	}
-	return m.replace(s)
+	return r.redact(m, s)
+}
+
+// RedactTexts redacts texts that are read one after another, such as the text blocks of one
+// result, as one text: a value split across two of them is found, and each part is replaced
+// by the handle. Separators may be put between the parts as Redact skips them (a value
+// wrapped across lines is found). It returns the texts redacted, in a new slice.
+func (r *Registry) RedactTexts(texts []string) []string {
+	out := slices.Clone(texts)
+	m := r.st.shared.m.Load()
+	if m == nil || len(texts) == 0 {
+		return out
+	}
+	if len(texts) == 1 {
+		out[0] = r.redact(m, texts[0])
+		return out
+	}
+	joined := strings.Join(texts, "\n")
+	sc := r.scan(m, joined)
+	defer scanners.Put(sc)
+	at := 0
+	for i, t := range texts {
+		var part []match
+		for _, mt := range sc.matches {
+			if mt.end > at && mt.start < at+len(t) {
+				part = append(part, match{start: max(mt.start, at) - at, end: min(mt.end, at+len(t)) - at, id: mt.id})
+			}
+		}
+		if len(part) > 0 {
+			out[i] = r.render(t, part)
+		}
+		at += len(t) + 1
+	}
+	return out
+}
+
+// redact is Redact with the matcher loaded.
+func (r *Registry) redact(m *matcher, s string) string {
+	if len(s) < MinRedactLen {
+		return s
+	}
+	sc := r.scan(m, s)
+	defer scanners.Put(sc)
+	if len(sc.matches) == 0 {
+		return s
+	}
+	return r.render(s, sc.matches)
+}
+
+// scan returns a pooled scanner holding the matches of m's values in s.
+func (r *Registry) scan(m *matcher, s string) *scanner {
+	sc := scanners.Get().(*scanner)
+	sc.m = m
+	sc.matches = sc.matches[:0]
+	sc.find(s)
+	return sc
+}
+
+// render replaces the matches in s, leaving the registry's handles whole.
+func (r *Registry) render(s string, ms []match) string {
+	v := r.st.view.Load()
+	keep := v.handleSpans(s)
+	slices.SortFunc(ms, func(a, b match) int {
+		if a.start != b.start {
+			return a.start - b.start
+		}
+		return b.end - a.end
+	})
+	var b strings.Builder
+	b.Grow(len(s) + 64)
+	cur := 0            // s[:cur] is written or replaced
+	lastID := int32(-1) // the value of the replacement that ends at cur
+	ki := 0
+	emit := func(start, end int, id int32, merge bool) {
+		if merge && start == cur && id == lastID {
+			cur = end // the same value found twice, overlapping: one replacement
+			return
+		}
+		b.WriteString(s[cur:start])
+		if h, ok := v.redact[id]; ok {
+			b.WriteString(h)
+		} else {
+			b.WriteString(Redacted)
+		}
+		cur, lastID = end, id
+	}
+	for _, mt := range ms {
+		merge := mt.start < cur
+		start, end := max(mt.start, cur), mt.end
+		for start < end {
+			for ki < len(keep) && keep[ki].end <= start {
+				ki++
+			}
+			if ki < len(keep) && keep[ki].start < end {
+				if k := keep[ki]; k.start > start {
+					emit(start, k.start, mt.id, merge)
+				}
+				start = keep[ki].end
+				lastID = -1
+				continue
+			}
+			emit(start, end, mt.id, merge)
+			start = end
+		}
+	}
+	b.WriteString(s[cur:])
+	return b.String()
+}
+
+// span is a part [start, end) of a text.
+type span struct{ start, end int }
+
+// handleSpans returns where the registry's handles are in s.
+func (v *view) handleSpans(s string) []span {
+	if len(v.handles) == 0 {
+		return nil
+	}
+	var out []span
+	for i := 0; ; {
+		j := strings.Index(s[i:], HandlePrefix)
+		if j < 0 {
+			return out
+		}
+		i += j
+		end := i + len(HandlePrefix)
+		for end < len(s) && (isHandleByte(s[end])) {
+			end++
+		}
+		// A handle is followed by anything but its own characters; try its exact length.
+		if h := s[i:end]; v.handles[h] {
+			out = append(out, span{i, end})
+		} else if k := strings.IndexByte(h, '.'); k >= 0 && k+27 <= len(h) && v.handles[h[:k+27]] {
+			out = append(out, span{i, i + k + 27})
+		}
+		i += len(HandlePrefix)
+	}
+}
+
+func isHandleByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '2' <= c && c <= '7' || c == '/' || c == '.' || c == '-'
 }
 
 // RedactValue returns a decoded JSON value (map[string]any, []any, string, float64,
@@ -62,38 +197,38 @@ func (r *Registry) Redact(s string) string {
 // a key that was unchanged keeps its place, then keys in sorted order, and the rest are
 // dropped. Values of other Go types are returned unchanged.
 func (r *Registry) RedactValue(v any) any {
-	m := r.st.m.Load()
+	m := r.st.shared.m.Load()
 	if m == nil {
 		return v
 	}
-	out, _ := m.redactValue(v)
+	out, _ := r.redactValue(m, v)
 	return out
 }
 
 // redactValue redacts v and says whether anything changed.
-func (m *matcher) redactValue(v any) (any, bool) {
+func (r *Registry) redactValue(m *matcher, v any) (any, bool) {
 	switch x := v.(type) {
 	case string:
-		if s := m.replace(x); s != x {
+		if s := r.redact(m, x); s != x {
 			return s, true
 		}
 	case float64:
 		if m.numeric {
 			n := formatJSONFloat(x)
-			if s := m.replace(n); s != n {
+			if s := r.redact(m, n); s != n {
 				return s, true
 			}
 		}
 	case json.Number:
 		if m.numeric {
-			if s := m.replace(string(x)); s != string(x) {
+			if s := r.redact(m, string(x)); s != string(x) {
 				return s, true
 			}
 		}
 	case []any:
 		var out []any
 		for i, e := range x {
-			ne, changed := m.redactValue(e)
+			ne, changed := r.redactValue(m, e)
 			if changed && out == nil {
 				out = slices.Clone(x)
 			}
@@ -108,11 +243,11 @@ func (m *matcher) redactValue(v any) (any, bool) {
 		var out map[string]any
 		var moved []string // keys that redaction changes
 		for k, e := range x {
-			if nk := m.replace(k); nk != k {
+			if nk := r.redact(m, k); nk != k {
 				moved = append(moved, k)
 				continue
 			}
-			ne, changed := m.redactValue(e)
+			ne, changed := r.redactValue(m, e)
 			if changed {
 				if out == nil {
 					out = maps.Clone(x)
@@ -129,11 +264,11 @@ func (m *matcher) redactValue(v any) (any, bool) {
 			}
 			slices.Sort(moved)
 			for _, k := range moved {
-				nk := m.replace(k)
+				nk := r.redact(m, k)
 				if _, taken := out[nk]; taken {
 					continue
 				}
-				out[nk], _ = m.redactValue(x[k])
+				out[nk], _ = r.redactValue(m, x[k])
 			}
 		}
 		if out != nil {
@@ -161,9 +296,9 @@ func formatJSONFloat(f float64) string {
 	return string(b)
 }
 
-// forms returns the strings Redact looks for in place of value v: v itself and its common
-// encodings, without repeats. It returns nothing for a value shorter than MinRedactLen, and
-// only the value and its JSON escapes for one longer than MaxEncodedLen.
+// forms returns the strings the automaton looks for in place of a value too short to be
+// indexed by its runs (see buildMatcher): v itself and its common encodings, without repeats.
+// It returns nothing for a value shorter than MinRedactLen.
 func forms(v string) []string {
 	if len(v) < MinRedactLen {
 		return nil

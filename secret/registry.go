@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,10 @@ type Options struct {
 	// MaxBytes bounds the total length of the values one registry holds; a Protect that would
 	// pass it fails with ErrLimit. Zero means DefaultMaxBytes.
 	MaxBytes int
+	// Shared is where the registry keeps its values for redaction, with the other registries
+	// of the same Shared (the sessions of one tenant): each redacts the values of all. Nil
+	// gives the registry a Shared of its own, which forgets a value when the registry does.
+	Shared *Shared
 }
 
 // Default limits: a turn's registry holds a handful of values; these stop a producer that
@@ -55,8 +60,9 @@ func IsManaged(handle string) bool {
 }
 
 // Registry holds one session's protected values, in memory only: handles are never written
-// anywhere and die with the registry or at Forget (P5). All methods are safe for concurrent
-// use; Redact and RedactValue take no lock and never wait for the others. Use NewRegistry.
+// anywhere and die with the registry or at Forget (P5). Its values are redacted by every
+// registry of its Shared, and it redacts theirs. All methods are safe for concurrent use;
+// Redact and RedactValue take no lock and never wait for the others. Use NewRegistry.
 //
 // A Registry prints and logs as its number of handles. Its state sits behind a pointer so
 // that fmt, which cannot call methods on unexported fields, finds an address there instead
@@ -70,21 +76,24 @@ type state struct {
 	opts  Options
 	id    string
 
-	mu       sync.Mutex
-	entries  map[string]*entry   // handle → entry
-	byValue  map[valueKey]string // plain value → its handle, so a value declared twice keeps one handle
-	redactOf map[string]string   // value → the handle Redact writes for it (the first one)
-	redacts  []redaction         // values to redact, in the order they became known
-	bytes    int                 // total length of the values held
-	gen      uint64              // incremented by Forget
+	shared *Shared
 
-	m atomic.Pointer[matcher] // nil while no handle or value is known
+	mu      sync.Mutex
+	entries map[string]*entry   // handle → entry
+	byValue map[valueKey]string // plain value → its handle, so a value declared twice keeps one handle
+	held    map[string]int32    // value → its id in the Shared, for the values this registry holds there
+	redact  map[int32]string    // Shared id → the handle Redact writes for it (the first one)
+	bytes   int                 // total length of the values held
+	gen     uint64              // incremented by Forget
+
+	view atomic.Pointer[view] // what Redact reads: replaced, never changed, under mu
 }
 
-// redaction is a value's forms, computed once, and the handle Redact writes for them.
-type redaction struct {
-	forms  []string
-	handle string
+// view is what Redact needs of the registry, without a lock: the handle to write for each
+// value it holds, and its handles, which stay whole.
+type view struct {
+	redact  map[int32]string
+	handles map[string]bool
 }
 
 type valueKey struct {
@@ -115,7 +124,12 @@ func NewRegistryWith(scope Scope, opts Options) *Registry {
 		issuers[k] = append([]string(nil), v...)
 	}
 	opts.Issuers = issuers
-	r := &Registry{st: &state{scope: scope, opts: opts, id: randomID(8)}}
+	shared := opts.Shared
+	if shared == nil {
+		shared = NewShared(SharedOptions{Lifetime: -1})
+	}
+	opts.Shared = nil
+	r := &Registry{st: &state{scope: scope, opts: opts, id: randomID(8), shared: shared}}
 	r.reset()
 	return r
 }
@@ -123,14 +137,31 @@ func NewRegistryWith(scope Scope, opts Options) *Registry {
 // Scope returns the scope the registry serves.
 func (r *Registry) Scope() Scope { return r.st.scope }
 
-// reset empties the registry; r.st.mu is held or r is new.
+// reset empties the registry and lets go of its values in the Shared; r.st.mu is held or r
+// is new.
 func (r *Registry) reset() {
+	if len(r.st.held) > 0 {
+		ids := make([]int32, 0, len(r.st.held))
+		for _, id := range r.st.held {
+			ids = append(ids, id)
+		}
+		r.st.shared.release(ids)
+	}
 	r.st.entries = map[string]*entry{}
 	r.st.byValue = map[valueKey]string{}
-	r.st.redactOf = map[string]string{}
-	r.st.redacts = nil
+	r.st.held = map[string]int32{}
+	r.st.redact = map[int32]string{}
 	r.st.bytes = 0
-	r.st.m.Store(nil)
+	r.publish()
+}
+
+// publish makes the registry's handles and values visible to Redact; r.st.mu is held.
+func (r *Registry) publish() {
+	v := &view{redact: maps.Clone(r.st.redact), handles: make(map[string]bool, len(r.st.entries))}
+	for h := range r.st.entries {
+		v.handles[h] = true
+	}
+	r.st.view.Store(v)
 }
 
 // Add registers a value obtained some other way, such as a credential Warden injects into an
@@ -145,7 +176,7 @@ func (r *Registry) Add(t Type, value Secret) string {
 	defer r.st.mu.Unlock()
 	s := r.stage()
 	h := s.plain(t, value.Reveal())
-	s.commit()
+	_ = s.commit(true) // a forced commit cannot fail
 	return h
 }
 
@@ -227,56 +258,61 @@ func (s *staging) full(n int) bool {
 	return len(r.st.entries)+len(s.entries)+1 > r.st.opts.MaxValues || r.st.bytes+s.bytes+n > r.st.opts.MaxBytes
 }
 
-// commit adds the staged entries to the registry and rebuilds the matcher if anything was
-// added.
-func (s *staging) commit() {
+// commit adds the staged entries to the registry and their values to the Shared. Unless
+// forced, a Shared that has no room fails the commit with ErrLimit, and nothing is added.
+func (s *staging) commit(force bool) error {
 	r := s.r
 	if len(s.entries) == 0 {
-		return
+		return nil
+	}
+	var values, handles []string
+	for _, e := range s.entries {
+		if e.managed == nil {
+			values, handles = append(values, e.value.Reveal()), append(handles, e.handle)
+		}
+	}
+	if err := r.learn(values, handles, force); err != nil {
+		return err
 	}
 	for _, e := range s.entries {
 		r.st.entries[e.handle] = e
 		if e.managed == nil {
 			r.st.byValue[valueKey{kindOf(e.handle), e.value.Reveal()}] = e.handle
-			r.learn(e.value.Reveal(), e.handle)
 		}
 	}
 	r.st.bytes += s.bytes
-	r.rebuild()
+	r.publish()
+	return nil
 }
 
-// learn makes Redact write handle h for value v, unless v already has a handle; r.st.mu is held
-// and the caller rebuilds.
-func (r *Registry) learn(v, h string) {
-	if len(v) < MinRedactLen {
-		return
+// learn holds the values in the Shared, so that every registry of it redacts them, and makes
+// this registry write handles[i] for values[i] unless it has a handle for it already; r.st.mu
+// is held. Values shorter than MinRedactLen are not redacted. The caller publishes.
+func (r *Registry) learn(values, handles []string, force bool) error {
+	var newValues, newHandles []string
+	for i, v := range values {
+		if len(v) < MinRedactLen {
+			continue
+		}
+		if _, ok := r.st.held[v]; ok || slices.Contains(newValues, v) {
+			continue
+		}
+		newValues, newHandles = append(newValues, v), append(newHandles, handles[i])
 	}
-	if _, ok := r.st.redactOf[v]; ok {
-		return
+	if len(newValues) == 0 {
+		return nil
 	}
-	r.st.redactOf[v] = h
-	r.st.redacts = append(r.st.redacts, redaction{forms: forms(v), handle: h})
-}
-
-// rebuild compiles the matcher from the handles and values; r.st.mu is held. Handles come first
-// and map to themselves, so that a handle in a text is kept whole even where a value occurs
-// inside it; then each value's forms, in the order the values became known.
-func (r *Registry) rebuild() {
-	handles := make([]string, 0, len(r.st.entries))
-	for h := range r.st.entries {
-		handles = append(handles, h)
+	ids, err := r.st.shared.hold(newValues, force)
+	if err != nil {
+		return err
 	}
-	sort.Strings(handles)
-	pats := make([]pattern, 0, len(handles)+8*len(r.st.redacts))
-	for _, h := range handles {
-		pats = append(pats, pattern{find: h, repl: h})
-	}
-	for _, red := range r.st.redacts {
-		for _, f := range red.forms {
-			pats = append(pats, pattern{find: f, repl: red.handle})
+	for i, id := range ids {
+		r.st.held[newValues[i]] = id
+		if _, ok := r.st.redact[id]; !ok {
+			r.st.redact[id] = newHandles[i]
 		}
 	}
-	r.st.m.Store(newMatcher(pats))
+	return nil
 }
 
 // newHandle returns a fresh handle of the given kind.

@@ -1,0 +1,177 @@
+package secret
+
+import (
+	"encoding/base32"
+	"encoding/base64"
+)
+
+// Base32 and base64 of base64 are found by decoding: a run of the text's base64 alphabet is
+// decoded, as an encoder wrote it (from the run's first character), and the decoded bytes are
+// scanned as a view of the text, where the value (base32) or its base64 (base64 of base64)
+// is found at any offset. Indexing their forms instead would quadruple the index, and a probe
+// loop over an index larger than the processor's caches is several times slower.
+//
+// A run is decoded only when its first quantum decodes to what such an encoding holds: base64
+// characters for base64 of base64, text for base32. A base64 blob of random bytes or of JSON,
+// a run of hex digits (a digest, an id) and a long identifier are rejected at once.
+const (
+	minDoubleRun = 16 // base64 of base64 of 8 bytes: 16 characters
+	minBase32Run = 13 // base32 of 8 bytes: 13 characters before its padding
+)
+
+// decodeRuns scans the decoded views of the base64 and base32 runs of the text just scanned
+// (sc.b64Runs), which decoding replaces.
+func (sc *scanner) decodeRuns(text string) {
+	// A run within a run of hex digits (an id, a digest) is neither: both lists are sorted.
+	sc.decodedRuns = sc.decodedRuns[:0]
+	h := 0
+	for _, r := range sc.b64Runs {
+		for h < len(sc.hexRuns) && sc.hexRuns[h].end < r.end {
+			h++
+		}
+		if h < len(sc.hexRuns) && sc.hexRuns[h].start <= r.start {
+			continue
+		}
+		sc.decodedRuns = append(sc.decodedRuns, r)
+	}
+	for _, r := range sc.decodedRuns {
+		run := text[r.start:r.end]
+		if len(run) >= minDoubleRun && base64Inner(run) {
+			sc.decodedView(text, r, base64.RawStdEncoding.DecodeString, 4, 3)
+		}
+		if fits := base32Fits(run); fits != 0 {
+			for a, enc := range base32Alphabets {
+				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.rawByte) {
+					sc.decodedView(text, r, enc.DecodeString, 8, 5)
+				}
+			}
+		}
+	}
+}
+
+// base64Inner reports whether a base64 run's first three quanta decode to base64 characters,
+// as base64 of base64 does: base64 of random bytes passes one time in a hundred thousand,
+// base64 of JSON or prose rarely.
+func base64Inner(run string) bool {
+	for q := 0; q < 12; q += 4 {
+		var v uint32
+		for i := q; i < q+4; i++ {
+			d := base64Value[run[i]]
+			if d < 0 {
+				return false
+			}
+			v = v<<6 | uint32(d)
+		}
+		for _, b := range [3]byte{byte(v >> 16), byte(v >> 8), byte(v)} {
+			if byteClass[b]&clsBase64 == 0 && b != '-' && b != '_' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// base64Value is each byte's value in the standard base64 alphabet, or -1.
+var base64Value = func() (t [256]int8) {
+	for i := range t {
+		t[i] = -1
+	}
+	for i, c := range []byte("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/") {
+		t[c] = int8(i)
+	}
+	return t
+}()
+
+// The base32 alphabets, upper and lower case, and which bytes each holds.
+var (
+	base32Alphabets = [4]*base32.Encoding{
+		base32.StdEncoding.WithPadding(base32.NoPadding),
+		base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding),
+		base32.HexEncoding.WithPadding(base32.NoPadding),
+		base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding),
+	}
+	base32Values = func() (t [4][256]int8) {
+		for a, alphabet := range []string{"ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", "abcdefghijklmnopqrstuvwxyz234567",
+			"0123456789ABCDEFGHIJKLMNOPQRSTUV", "0123456789abcdefghijklmnopqrstuv"} {
+			for i := range t[a] {
+				t[a][i] = -1
+			}
+			for i, c := range []byte(alphabet) {
+				t[a][c] = int8(i)
+			}
+		}
+		return t
+	}()
+)
+
+// base32Fits returns the base32 alphabets (bit a for base32Alphabets[a]) that hold the run's
+// first quantum: one table load a character, and most runs (identifiers in mixed case,
+// words) fit none after two or three.
+func base32Fits(run string) uint8 {
+	fits := uint8(0xf)
+	for i := 0; i < 8 && fits != 0; i++ {
+		fits &= base32Alphabet[run[i]]
+	}
+	return fits
+}
+
+var base32Alphabet = func() (t [256]uint8) {
+	for a := range base32Values {
+		for c, d := range base32Values[a] {
+			if d >= 0 {
+				t[c] |= 1 << a
+			}
+		}
+	}
+	return t
+}()
+
+// base32Text reports whether a run's first quantum is base32 in alphabet a and decodes to
+// text: printable ASCII, tabs and line ends, or bytes the values hold.
+func base32Text(a int, run string, valueByte *[256]bool) bool {
+	var v uint64
+	for i := range 8 {
+		d := base32Values[a][run[i]]
+		if d < 0 {
+			return false
+		}
+		v = v<<5 | uint64(d)
+	}
+	for shift := 32; shift >= 0; shift -= 8 {
+		if b := byte(v >> shift); (b < 0x20 || b > 0x7e) && b != '\t' && b != '\n' && b != '\r' && !valueByte[b] {
+			return false
+		}
+	}
+	return true
+}
+
+// decodedView decodes the run r of text (in quanta of in characters for out bytes) and scans
+// it as a view: a decoded byte stands for its quantum's characters, and the last ones for
+// the padding after the run too.
+func (sc *scanner) decodedView(text string, r span, decode func(string) ([]byte, error), in, out int) {
+	run := text[r.start:r.end]
+	decoded, err := decode(run)
+	// a run whose last characters hold no whole byte: decoders refuse them
+	for drop := 1; err != nil && drop < in && drop < len(run); drop++ {
+		decoded, err = decode(run[:len(run)-drop])
+	}
+	if err != nil || len(decoded) == 0 {
+		return
+	}
+	end := r.end
+	for end < len(text) && text[end] == '=' {
+		end++
+	}
+	sc.view = append(sc.view[:0], decoded...)
+	sc.viewStart, sc.viewEnd = sc.viewStart[:0], sc.viewEnd[:0]
+	for i := range decoded {
+		q := r.start + i/out*in
+		sc.viewStart = append(sc.viewStart, int32(q))
+		sc.viewEnd = append(sc.viewEnd, int32(min(q+in, r.end)))
+	}
+	last := len(decoded) - 1
+	for i := last; i >= 0 && int(sc.viewEnd[i]) == r.end; i-- {
+		sc.viewEnd[i] = int32(end)
+	}
+	sc.scanView()
+}
