@@ -68,11 +68,15 @@ func Compile(d *Document, opt Options) (*Set, error) {
 	if d == nil {
 		return nil, ValidationError{{Msg: "no document"}}
 	}
-	errs := d.validate()
-	home := ""
-	if opt.Home != "" {
-		home = filepath.Clean(opt.Home)
+	if errs := check(d, opt); len(errs) > 0 {
+		return nil, ValidationError(errs)
 	}
+	return build(d.HardBlocks, opt), nil
+}
+
+// check validates d and the "~/" patterns it needs a home for.
+func check(d *Document, opt Options) []FieldError {
+	errs := d.validate()
 	for i, r := range d.HardBlocks {
 		if r.Type != TypePath || !strings.HasPrefix(r.Pattern, "~/") {
 			continue
@@ -88,14 +92,19 @@ func Compile(d *Document, opt Options) (*Set, error) {
 			errs = append(errs, FieldError{field, fmt.Sprintf(`"~/" needs an absolute home directory, not %q`, opt.Home)})
 		}
 	}
-	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b FieldError) int { return ruleIndex(a.Field) - ruleIndex(b.Field) })
-		return nil, ValidationError(errs)
-	}
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return ruleIndex(a.Field) - ruleIndex(b.Field) })
+	return errs
+}
 
-	s := &Set{built: true, order: make(map[*Rule]int, len(d.HardBlocks))}
-	s.rules = make([]Rule, len(d.HardBlocks))
-	for i, r := range d.HardBlocks {
+// build indexes rules that were checked.
+func build(rules []Rule, opt Options) *Set {
+	home := ""
+	if opt.Home != "" {
+		home = filepath.Clean(opt.Home)
+	}
+	s := &Set{built: true, order: make(map[*Rule]int, len(rules))}
+	s.rules = make([]Rule, len(rules))
+	for i, r := range rules {
 		r.Operations = slices.Clone(r.Operations)
 		s.rules[i] = r
 		s.order[&s.rules[i]] = i
@@ -110,7 +119,7 @@ func Compile(d *Document, opt Options) (*Set, error) {
 		s.paths[slot] = buildIndex(prepared, TypePath, allOps[slot])
 	}
 	s.cmd = buildIndex(prepared, TypeCommand, "execute")
-	return s, nil
+	return s
 }
 
 // Load compiles stored data. It never fails: data that does not parse, validate or compile
@@ -124,6 +133,11 @@ func Load(data []byte, opt Options) *Set {
 			return s
 		}
 	}
+	return invalidSet(data, err)
+}
+
+// invalidSet is the Set of stored data that does not validate: it blocks everything.
+func invalidSet(data []byte, err error) *Set {
 	sum := sha256.Sum256(append([]byte("invalid\n"), data...))
 	return &Set{
 		built:    true,
@@ -131,6 +145,36 @@ func Load(data []byte, opt Options) *Set {
 		blockAll: Rule{ID: ConfigInvalidID, Enabled: true, Reason: "the stored hard-block document is invalid: " + firstLine(err.Error())},
 		revision: hex.EncodeToString(sum[:8]),
 	}
+}
+
+// Merge compiles a tenant's rules from two sources: the policy's document (nil: none) and
+// stored data (nil: none). Hard blocks only accumulate: the Set holds the policy's rules, then
+// the stored ones, so a stored document can add blocks but never lift one the deployment's
+// policy file wrote. An id may appear in both; each rule still blocks under its own id. Like
+// Load, Merge never fails: stored data that does not validate gives a Set that blocks every
+// action, and so does a policy document that does not (the policy compiler refuses those
+// before they get here).
+func Merge(policy *Document, stored []byte, opt Options) *Set {
+	var rules []Rule
+	if policy != nil {
+		if errs := check(policy, opt); len(errs) > 0 {
+			return invalidSet(nil, fmt.Errorf("the policy's hard blocks: %w", ValidationError(errs)))
+		}
+		rules = append(rules, policy.HardBlocks...)
+	}
+	if stored != nil {
+		d, err := Parse(stored)
+		if err == nil {
+			if errs := check(d, opt); len(errs) > 0 {
+				err = ValidationError(errs)
+			}
+		}
+		if err != nil {
+			return invalidSet(stored, err)
+		}
+		rules = append(rules, d.HardBlocks...)
+	}
+	return build(rules, opt)
 }
 
 // Invalid says why s blocks every action, or returns nil for a usable set. The error of a
