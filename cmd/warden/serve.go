@@ -211,7 +211,7 @@ func (st *stack) reload(root *rootOptions, logger *slog.Logger) {
 	name, data, err := root.policyBytes()
 	if err == nil {
 		var p *policy.Policy
-		if p, err = policy.Parse(name, data); err == nil {
+		if p, err = parsePolicy(name, data); err == nil {
 			st.env = p.Env(os.LookupEnv)
 			st.gateway.Reload(p, st.env)
 			logger.Info("policy reloaded", "file", name, "revision", p.Revision)
