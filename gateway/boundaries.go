@@ -122,3 +122,9 @@ func (s *session) current() *gate.Session {
 		}
 	}
 }
+
+// KnowsTenant reports whether the policy in force names the tenant.
+func (g *Gateway) KnowsTenant(tenant string) bool {
+	_, ok := g.snapshot.Load().p.Tenant(tenant)
+	return ok
+}
