@@ -113,6 +113,15 @@ func TestBoundariesCommands(t *testing.T) {
 		t.Errorf("review of .env: %s %s; want deny by the policy's no-env", d, r)
 	}
 
+	// surface --explain shows the rules a given tool's calls meet.
+	if out, stderr, code := run(t, "surface", "-c", cfg, "--role", "person", "--tenant", "acme", "--db", db, "--explain", "files_read"); code != 0 ||
+		!strings.Contains(out, "hard blocks of acme") || !strings.Contains(out, "no-env, no-plans") {
+		t.Errorf("surface --explain with the store: %d %q %s", code, out, stderr)
+	}
+	if out, _, _ := run(t, "surface", "-c", cfg, "--role", "person", "--tenant", "acme", "--explain", "files_read"); !strings.Contains(out, "): no-env\n") {
+		t.Errorf("surface --explain without a store shows the policy's rules only: %q", out)
+	}
+
 	// The write is in the audit trail, by the user who ran it.
 	st, err := sqlite.Open(context.Background(), db)
 	if err != nil {

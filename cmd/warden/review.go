@@ -132,38 +132,58 @@ func (o *reviewOptions) run(cmd *cobra.Command, p *policy.Policy) error {
 
 // rules are the tenant's hard blocks as a served call would meet them (see the command's help).
 func (o *reviewOptions) rules(cmd *cobra.Command, p *policy.Policy) (*boundary.Set, error) {
+	tr, err := tenantRules(cmd, p, o.spec.Tenant, o.store, o.boundaries)
+	if err != nil {
+		return nil, err
+	}
+	set := tr.compile(o.home)
+	if err := set.Invalid(); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "boundaries: %s does not validate, so it blocks every call:\n%v\n", tr.where, err)
+	}
+	return set, nil
+}
+
+// hardBlocks are a tenant's rules from their two sources.
+type hardBlocks struct {
+	policy *boundary.Document // the policy's rules for the tenant (nil: none)
+	stored []byte             // the stored document, or the file standing in for it (nil: none)
+	where  string             // where stored came from, for messages
+}
+
+// tenantRules reads a tenant's hard blocks: the policy's, then the document in file if given,
+// else the tenant's stored document when a store is given.
+func tenantRules(cmd *cobra.Command, p *policy.Policy, tenant string, store storeOptions, file string) (*hardBlocks, error) {
 	pr, err := boundary.FromPolicy(p)
 	if err != nil {
 		return nil, err // root.load checked them already
 	}
-	var stored []byte
-	where := ""
+	hb := &hardBlocks{policy: pr.For(tenant)}
 	switch {
-	case o.boundaries != "":
-		if stored, err = os.ReadFile(o.boundaries); err != nil {
+	case file != "":
+		if hb.stored, err = os.ReadFile(file); err != nil {
 			return nil, fmt.Errorf("--boundaries: %w", err)
 		}
-		where = o.boundaries
-	case o.store.db != "" || o.store.postgres != "":
-		db, _, err := o.store.open(cmd.Context())
+		hb.where = file
+	case store.db != "" || store.postgres != "":
+		db, _, err := store.open(cmd.Context())
 		if err != nil {
 			return nil, err
 		}
 		defer db.Close()
-		st, err := db.Boundaries(cmd.Context(), o.spec.Tenant)
+		st, err := db.Boundaries(cmd.Context(), tenant)
 		if err != nil {
 			return nil, err
 		}
 		if st != nil {
-			stored = st.Data
-			where = fmt.Sprintf("the stored document of %s (revision %d)", o.spec.Tenant, st.Revision)
+			hb.stored = st.Data
+			hb.where = fmt.Sprintf("the stored document of %s (revision %d)", tenant, st.Revision)
 		}
 	}
-	set := boundary.Merge(pr.For(o.spec.Tenant), stored, boundary.Options{Home: o.home})
-	if err := set.Invalid(); err != nil {
-		fmt.Fprintf(cmd.ErrOrStderr(), "boundaries: %s does not validate, so it blocks every call:\n%v\n", where, err)
-	}
-	return set, nil
+	return hb, nil
+}
+
+func (hb *hardBlocks) compile(home string) *boundary.Set {
+	return boundary.Merge(hb.policy, hb.stored, boundary.Options{Home: home})
 }
 
 func printVerdict(out io.Writer, v *review.Verdict) {
