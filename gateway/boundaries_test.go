@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -14,8 +16,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/examples"
+	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
 	"github.com/wardenhq/warden/store/storetest"
@@ -108,13 +112,27 @@ func testStoredBoundaries(t *testing.T, a, b storetest.Store) {
 	out, isErr = call(t, sb, "files_write", write)
 	wantRan(t, "a write on the second instance before the tenant stored rules", out, isErr)
 
-	// A PUT through the first instance reaches its live session's next call at once.
-	st, err := ra.gw.PutBoundaries(ctx, "acme", []byte(blockPlans), 0, "alice")
+	// A PUT through the first instance's REST API reaches its live session's next call at
+	// once.
+	api := httptest.NewServer(server.New(server.Options{Store: a, Broker: ra.broker, Boundaries: ra.gw}))
+	t.Cleanup(api.Close)
+	admin, hash, err := auth.NewSecret()
 	if err != nil {
-		t.Fatalf("PutBoundaries: %v", err)
+		t.Fatal(err)
 	}
-	if st.Revision != 1 {
-		t.Errorf("the first document's revision is %d, want 1", st.Revision)
+	if err := a.CreateToken(ctx, &auth.Token{ID: "tok_admin_" + newID(), Hash: hash, Role: auth.RoleAdmin, Name: "alice", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPut, api.URL+"/api/v1/tenants/acme/boundaries", strings.NewReader(blockPlans))
+	req.Header.Set("Authorization", "Bearer "+admin)
+	req.Header.Set("If-Match", `"0"`)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("ETag") != `"1"` {
+		t.Fatalf("PUT of acme's hard blocks: %d, ETag %q; want 200 and \"1\"", resp.StatusCode, resp.Header.Get("ETag"))
 	}
 	out, isErr = call(t, sa, "files_write", write)
 	wantBlocked(t, "the same session's next write", out, isErr, "hard_policy_block", "no-plans")
