@@ -1,6 +1,7 @@
 package boundary_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -158,4 +159,39 @@ tenants:
 			}
 		})
 	}
+}
+
+// FuzzFromPolicy checks that no policy crashes FromPolicy, and that each problem it reports is
+// one line at a place in the policy, as warden check prints them.
+func FuzzFromPolicy(f *testing.F) {
+	f.Add(examples.Quickstart)
+	f.Add([]byte(minimal + "boundaries: {version: 1, hardBlocks: [{id: a, enabled: true, type: path, pattern: \"**/x\", match: glob, operations: [read]}]}\n"))
+	f.Add([]byte(minimal + "boundaries: {version: 2, hardBlocks: [{id: a, type: command, pattern: \"(\", match: regex, operations: [read, read]}]}\n"))
+	f.Add([]byte(minimal + "boundaries: {version: 1}\ntenants: [{id: t, boundaries: {version: 1, hardBlocks: [{id: a, enabled: yes}]}}]\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := policy.Parse("name.yaml", data)
+		if err != nil {
+			return
+		}
+		rules, err := boundary.FromPolicy(p)
+		if err != nil {
+			lines := strings.Split(err.Error(), "\n")
+			var list policy.ErrorList
+			if !errors.As(err, &list) || len(list) != len(lines) {
+				t.Fatalf("%T with %d errors prints as %d lines:\n%v", err, len(list), len(lines), err)
+			}
+			for _, e := range list {
+				if e.File != "name.yaml" || !e.Pos.IsValid() {
+					t.Errorf("an error without its place: %v", e)
+				}
+			}
+			return
+		}
+		for tn := range p.Tenants() {
+			// The rules FromPolicy accepted compile for a real home.
+			if set := boundary.Merge(rules.For(tn.ID), nil, boundary.Options{Home: "/home/u"}); set.Invalid() != nil {
+				t.Errorf("accepted rules of %s do not compile: %v", tn.ID, set.Invalid())
+			}
+		}
+	})
 }
