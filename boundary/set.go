@@ -150,7 +150,8 @@ func invalidSet(data []byte, err error) *Set {
 // Merge compiles a tenant's rules from two sources: the policy's document (nil: none) and
 // stored data (nil: none). Hard blocks only accumulate: the Set holds the policy's rules, then
 // the stored ones, so a stored document can add blocks but never lift one the deployment's
-// policy file wrote. An id may appear in both; each rule still blocks under its own id. Like
+// policy file wrote. An id may appear in both: a stored rule identical to a policy rule is
+// kept once, and a different one blocks too, under the same id. Like
 // Load, Merge never fails: stored data that does not validate gives a Set that blocks every
 // action, and so does a policy document that does not (the policy compiler refuses those
 // before they get here).
@@ -172,9 +173,20 @@ func Merge(policy *Document, stored []byte, opt Options) *Set {
 		if err != nil {
 			return invalidSet(stored, err)
 		}
-		rules = append(rules, d.HardBlocks...)
+		policyRules := len(rules)
+		for _, r := range d.HardBlocks {
+			// A stored copy of a policy rule adds nothing but a second blocker.
+			if !slices.ContainsFunc(rules[:policyRules], func(p Rule) bool { return sameRule(p, r) }) {
+				rules = append(rules, r)
+			}
+		}
 	}
 	return build(rules, opt)
+}
+
+func sameRule(a, b Rule) bool {
+	return a.ID == b.ID && a.Enabled == b.Enabled && a.Type == b.Type && a.Pattern == b.Pattern &&
+		a.Match == b.Match && a.Reason == b.Reason && slices.Equal(a.Operations, b.Operations)
 }
 
 // Invalid says why s blocks every action, or returns nil for a usable set. The error of a

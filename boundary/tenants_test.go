@@ -101,6 +101,10 @@ func TestMerge(t *testing.T) {
 	if blockedBy(same, "/w/.env") != "env" || blockedBy(same, "/w/other") != "env" {
 		t.Error("a stored rule that reuses a policy rule's id replaced it or was dropped")
 	}
+	// A stored copy of a policy rule is kept once: one blocker, not two.
+	if hits := boundary.Merge(policy, []byte(envRule), boundary.Options{}).CheckPath(action.OpRead, "/w/.env", false, nil); len(hits) != 1 {
+		t.Errorf("a stored copy of the policy's rule: %d hits, want 1", len(hits))
+	}
 	// A stored document cannot lift the policy's rules, even an empty one.
 	if got := blockedBy(boundary.Merge(policy, []byte(`{"version":1,"hardBlocks":[]}`), boundary.Options{}), "/w/.env"); got != "env" {
 		t.Errorf("an empty stored document lifted the policy's rule: %q", got)
