@@ -133,16 +133,16 @@ func Load(data []byte, opt Options) *Set {
 			return s
 		}
 	}
-	return invalidSet(data, err)
+	return invalidSet("the stored hard-block document", data, err)
 }
 
-// invalidSet is the Set of stored data that does not validate: it blocks everything.
-func invalidSet(data []byte, err error) *Set {
+// invalidSet is the Set of rules that do not validate (what names them): it blocks everything.
+func invalidSet(what string, data []byte, err error) *Set {
 	sum := sha256.Sum256(append([]byte("invalid\n"), data...))
 	return &Set{
 		built:    true,
-		invalid:  fmt.Errorf("the stored hard-block document is invalid, so every action is blocked:\n%w", err),
-		blockAll: Rule{ID: ConfigInvalidID, Enabled: true, Reason: "the stored hard-block document is invalid: " + firstLine(err.Error())},
+		invalid:  fmt.Errorf("%s is invalid, so every action is blocked:\n%w", what, err),
+		blockAll: Rule{ID: ConfigInvalidID, Enabled: true, Reason: what + " is invalid: " + firstLine(err.Error())},
 		revision: hex.EncodeToString(sum[:8]),
 	}
 }
@@ -159,7 +159,7 @@ func Merge(policy *Document, stored []byte, opt Options) *Set {
 	var rules []Rule
 	if policy != nil {
 		if errs := check(policy, opt); len(errs) > 0 {
-			return invalidSet(nil, fmt.Errorf("the policy's hard blocks: %w", ValidationError(errs)))
+			return invalidSet("the policy's hard-block document", nil, ValidationError(errs))
 		}
 		rules = append(rules, policy.HardBlocks...)
 	}
@@ -171,7 +171,7 @@ func Merge(policy *Document, stored []byte, opt Options) *Set {
 			}
 		}
 		if err != nil {
-			return invalidSet(stored, err)
+			return invalidSet("the stored hard-block document", stored, err)
 		}
 		policyRules := len(rules)
 		for _, r := range d.HardBlocks {

@@ -19,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/examples"
+	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
@@ -285,4 +286,24 @@ func TestSubagentMeetsItsParentsHardBlocks(t *testing.T) {
 	}
 	out, isErr = call(t, kid, "files_read", map[string]any{"path": "plans.txt"})
 	wantBlocked(t, "the subagent's next read", out, isErr, "hard_policy_block", "no-plans")
+}
+
+// A reload whose hard blocks do not validate (a caller that did not check them) blocks every
+// call rather than serve without them; a good reload lifts that.
+func TestReloadWithInvalidRulesBlocksEverything(t *testing.T) {
+	r := newRig(t, []byte(boundsPolicy), nil)
+	cs := r.connect(r.token("acme", "person", ""), nil)
+	reload := func(text string) {
+		p, err := policy.Parse("p.yaml", []byte(text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.gw.Reload(p, p.Env(policy.MapLookup(nil)))
+	}
+	reload(strings.Replace(boundsPolicy, "match: glob", "match: globby", 1))
+	out, isErr := call(t, cs, "files_read", map[string]any{"path": "notes.txt"})
+	wantBlocked(t, "a call after a reload with invalid rules", out, isErr, "boundary_config_invalid", "policy's hard-block document")
+	reload(boundsPolicy)
+	out, isErr = call(t, cs, "files_write", map[string]any{"path": "notes.txt", "content": "x"})
+	wantRan(t, "a call after a good reload", out, isErr)
 }
