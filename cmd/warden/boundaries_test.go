@@ -71,6 +71,16 @@ func TestBoundariesCommands(t *testing.T) {
 	if out, _, code := run(t, append([]string{"boundaries", "set", bad}, store...)...); code != 1 || !strings.Contains(out, "hardBlocks[0].match") {
 		t.Errorf("set of a bad document: %d %q", code, out)
 	}
+	// set reads stdin for "-".
+	stdin := newRootCmd()
+	var inOut, inErr strings.Builder
+	stdin.SetIn(strings.NewReader(`{"version":1,"hardBlocks":[]}`))
+	stdin.SetOut(&inOut)
+	stdin.SetErr(&inErr)
+	stdin.SetArgs([]string{"boundaries", "set", "-", "-c", cfg, "--db", db, "--tenant", "beta", "--if-match", "0"})
+	if err := stdin.Execute(); err != nil || !strings.Contains(inOut.String(), "tenant beta: revision 1 stored (0 rules)") {
+		t.Errorf("set from stdin: %v %q %q", err, inOut.String(), inErr.String())
+	}
 	if _, _, code := run(t, "boundaries", "set", good, "-c", cfg, "--db", db, "--tenant", "nobody"); code == 0 {
 		t.Error("set for a tenant the policy does not name succeeded")
 	}
@@ -132,7 +142,7 @@ func TestBoundariesCommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(evs) != 1 || evs[0].Tenant != "acme" || !strings.HasPrefix(evs[0].Principal, "cli") || len(evs[0].Rules) != 1 {
+	if len(evs) != 2 || evs[0].Tenant != "acme" || !strings.HasPrefix(evs[0].Principal, "cli") || len(evs[0].Rules) != 1 {
 		t.Errorf("audit events: %+v; want one write of acme's rules by the CLI", evs)
 	}
 }
