@@ -24,6 +24,10 @@ const (
 	// command's, or net_fetch's): once per session, host, port and reason. Tool is empty;
 	// the blocker's code is the egress reason (not_allowed, private_address, ...).
 	KindEgress = "egress"
+	// KindBoundaries records a write of a tenant's stored hard-block document: Principal is
+	// who wrote it, Digest the digest of its rules (boundary.Set.Revision, which review
+	// tokens name too), Rules its rule ids.
+	KindBoundaries = "boundaries"
 )
 
 // Blocker is one reason in a decision.

@@ -68,11 +68,15 @@ func Compile(d *Document, opt Options) (*Set, error) {
 	if d == nil {
 		return nil, ValidationError{{Msg: "no document"}}
 	}
-	errs := d.validate()
-	home := ""
-	if opt.Home != "" {
-		home = filepath.Clean(opt.Home)
+	if errs := check(d, opt); len(errs) > 0 {
+		return nil, ValidationError(errs)
 	}
+	return build(d.HardBlocks, opt), nil
+}
+
+// check validates d and the "~/" patterns it needs a home for.
+func check(d *Document, opt Options) []FieldError {
+	errs := d.validate()
 	for i, r := range d.HardBlocks {
 		if r.Type != TypePath || !strings.HasPrefix(r.Pattern, "~/") {
 			continue
@@ -88,14 +92,19 @@ func Compile(d *Document, opt Options) (*Set, error) {
 			errs = append(errs, FieldError{field, fmt.Sprintf(`"~/" needs an absolute home directory, not %q`, opt.Home)})
 		}
 	}
-	if len(errs) > 0 {
-		slices.SortStableFunc(errs, func(a, b FieldError) int { return ruleIndex(a.Field) - ruleIndex(b.Field) })
-		return nil, ValidationError(errs)
-	}
+	slices.SortStableFunc(errs, func(a, b FieldError) int { return ruleIndex(a.Field) - ruleIndex(b.Field) })
+	return errs
+}
 
-	s := &Set{built: true, order: make(map[*Rule]int, len(d.HardBlocks))}
-	s.rules = make([]Rule, len(d.HardBlocks))
-	for i, r := range d.HardBlocks {
+// build indexes rules that were checked.
+func build(rules []Rule, opt Options) *Set {
+	home := ""
+	if opt.Home != "" {
+		home = filepath.Clean(opt.Home)
+	}
+	s := &Set{built: true, order: make(map[*Rule]int, len(rules))}
+	s.rules = make([]Rule, len(rules))
+	for i, r := range rules {
 		r.Operations = slices.Clone(r.Operations)
 		s.rules[i] = r
 		s.order[&s.rules[i]] = i
@@ -110,7 +119,7 @@ func Compile(d *Document, opt Options) (*Set, error) {
 		s.paths[slot] = buildIndex(prepared, TypePath, allOps[slot])
 	}
 	s.cmd = buildIndex(prepared, TypeCommand, "execute")
-	return s, nil
+	return s
 }
 
 // Load compiles stored data. It never fails: data that does not parse, validate or compile
@@ -124,13 +133,60 @@ func Load(data []byte, opt Options) *Set {
 			return s
 		}
 	}
+	return invalidSet("the stored hard-block document", data, err)
+}
+
+// invalidSet is the Set of rules that do not validate (what names them): it blocks everything.
+func invalidSet(what string, data []byte, err error) *Set {
 	sum := sha256.Sum256(append([]byte("invalid\n"), data...))
 	return &Set{
 		built:    true,
-		invalid:  fmt.Errorf("the stored hard-block document is invalid, so every action is blocked:\n%w", err),
-		blockAll: Rule{ID: ConfigInvalidID, Enabled: true, Reason: "the stored hard-block document is invalid: " + firstLine(err.Error())},
+		invalid:  fmt.Errorf("%s is invalid, so every action is blocked:\n%w", what, err),
+		blockAll: Rule{ID: ConfigInvalidID, Enabled: true, Reason: what + " is invalid: " + firstLine(err.Error())},
 		revision: hex.EncodeToString(sum[:8]),
 	}
+}
+
+// Merge compiles a tenant's rules from two sources: the policy's document (nil: none) and
+// stored data (nil: none). Hard blocks only accumulate: the Set holds the policy's rules, then
+// the stored ones, so a stored document can add blocks but never lift one the deployment's
+// policy file wrote. An id may appear in both: a stored rule identical to a policy rule is
+// kept once, and a different one blocks too, under the same id. Like
+// Load, Merge never fails: stored data that does not validate gives a Set that blocks every
+// action, and so does a policy document that does not (the policy compiler refuses those
+// before they get here).
+func Merge(policy *Document, stored []byte, opt Options) *Set {
+	var rules []Rule
+	if policy != nil {
+		if errs := check(policy, opt); len(errs) > 0 {
+			return invalidSet("the policy's hard-block document", nil, ValidationError(errs))
+		}
+		rules = append(rules, policy.HardBlocks...)
+	}
+	if stored != nil {
+		d, err := Parse(stored)
+		if err == nil {
+			if errs := check(d, opt); len(errs) > 0 {
+				err = ValidationError(errs)
+			}
+		}
+		if err != nil {
+			return invalidSet("the stored hard-block document", stored, err)
+		}
+		policyRules := len(rules)
+		for _, r := range d.HardBlocks {
+			// A stored copy of a policy rule adds nothing but a second blocker.
+			if !slices.ContainsFunc(rules[:policyRules], func(p Rule) bool { return sameRule(p, r) }) {
+				rules = append(rules, r)
+			}
+		}
+	}
+	return build(rules, opt)
+}
+
+func sameRule(a, b Rule) bool {
+	return a.ID == b.ID && a.Enabled == b.Enabled && a.Type == b.Type && a.Pattern == b.Pattern &&
+		a.Match == b.Match && a.Reason == b.Reason && slices.Equal(a.Operations, b.Operations)
 }
 
 // Invalid says why s blocks every action, or returns nil for a usable set. The error of a

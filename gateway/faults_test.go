@@ -426,7 +426,7 @@ func (f *failingStore) TokenByHash(ctx context.Context, hash string) (*auth.Toke
 func TestTokenThatCannotBeCheckedEndsNothing(t *testing.T) {
 	// The rig's gateway again, on a store that can fail.
 	base := newRig(t, []byte(faultPolicy), nil)
-	store := &failingStore{DB: base.db}
+	store := &failingStore{DB: base.db.(*sqlite.DB)}
 	r := base.with(func(o *Options) { o.Store = store })
 	gw := r.gw
 

@@ -63,8 +63,21 @@ type Options struct {
 	Broker   *approval.Broker
 	// Workspaces is the directory under which each tenant's workspace is made (<dir>/<tenant>).
 	Workspaces string
-	// Boundaries returns a tenant's hard-block rules (nil: none).
+	// Boundaries returns a tenant's hard-block rules. Nil: the gateway's own, the policy's
+	// rules for the tenant (its top-level boundaries, then the tenant's) followed by the
+	// document BoundaryStore holds for it. A session reviews each call with what it returns
+	// then, so it must return the same *Set until the rules change.
 	Boundaries func(tenant string) *boundary.Set
+	// BoundaryStore holds each tenant's stored hard-block document (warden boundaries set,
+	// PUT /api/v1/tenants/{tenant}/boundaries). Nil: only the policy's rules apply. New
+	// reads every document (and fails if it cannot), then follows the store's watch until
+	// Close, so a change made on any instance reaches every session's next call.
+	BoundaryStore boundary.Store
+	// BoundariesRead, if set, is called each time the gateway has read the stored documents
+	// again after a change (for tests, which wait for it instead of sleeping).
+	BoundariesRead func()
+	// Home expands "~/" in hard-block patterns (default: this user's home directory).
+	Home string
 	// ConnectWait bounds how long a new session's first list waits for its connectors'
 	// upstreams to connect (default 5 s); an upstream that connects later is listed then.
 	ConnectWait time.Duration
@@ -108,11 +121,24 @@ type Gateway struct {
 	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
 	egressSeen onceSet
 	secrets    tenantSecrets // each tenant's protected values, shared by its sessions
+
+	rules     func(tenant string) *boundary.Set // Options.Boundaries, or bounds.Set
+	bounds    *boundary.Tenants                 // the hard blocks, unless Options.Boundaries was given
+	stopWatch context.CancelFunc
+	watching  sync.WaitGroup
 }
 
 type snapshot struct {
 	p   *policy.Policy
 	env *policy.Env
+	// rules are the hard blocks p writes; rulesErr says why they do not validate.
+	rules    *boundary.PolicyRules
+	rulesErr error
+}
+
+func newSnapshot(p *policy.Policy, env *policy.Env) *snapshot {
+	rules, err := boundary.FromPolicy(p)
+	return &snapshot{p: p, env: env, rules: rules, rulesErr: err}
 }
 
 // New returns a Gateway.
@@ -136,7 +162,18 @@ func New(o Options) (*Gateway, error) {
 	o.Workspaces = abs
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
 		tokens: tokenCache{ttl: o.TokenTTL}}
-	g.snapshot.Store(&snapshot{p: o.Policy, env: o.Env})
+	snap := newSnapshot(o.Policy, o.Env)
+	if snap.rulesErr != nil {
+		return nil, fmt.Errorf("gateway: the policy's hard blocks: %w", snap.rulesErr)
+	}
+	g.snapshot.Store(snap)
+	g.rules = o.Boundaries
+	if g.rules == nil {
+		if g.bounds, err = g.newTenants(); err != nil {
+			return nil, fmt.Errorf("gateway: %w", err)
+		}
+		g.rules = g.bounds.Set
+	}
 	g.checker = o.Egress
 	if g.checker == nil {
 		g.checker = egress.New(egress.Options{})
@@ -150,9 +187,15 @@ func New(o Options) (*Gateway, error) {
 
 // Reload puts a new policy (or environment) in force: every live session's surface is computed
 // again, and a session whose tools change is told (notifications/tools/list_changed).
-// Reviews made under the old revision are no longer honoured (their tokens name it).
+// Reviews made under the old revision are no longer honoured (their tokens name it). A policy
+// whose hard blocks do not validate blocks every call (boundary_config_invalid) until a good
+// one is loaded: check it with boundary.FromPolicy first.
 func (g *Gateway) Reload(p *policy.Policy, env *policy.Env) {
-	g.snapshot.Store(&snapshot{p: p, env: env})
+	snap := newSnapshot(p, env)
+	if snap.rulesErr != nil {
+		g.logger.Error("the reloaded policy's hard blocks do not validate: every call is blocked", "err", snap.rulesErr)
+	}
+	g.snapshot.Store(snap)
 	g.resyncAll()
 }
 
@@ -199,6 +242,10 @@ func (g *Gateway) Close() {
 		s.end(context.Background())
 	}
 	g.upstream.closeAll()
+	if g.stopWatch != nil {
+		g.stopWatch()
+		g.watching.Wait()
+	}
 }
 
 // workspace is a tenant's workspace directory, made if missing.

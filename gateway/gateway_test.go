@@ -26,13 +26,14 @@ import (
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
 	"github.com/wardenhq/warden/store/sqlite"
+	"github.com/wardenhq/warden/store/storetest"
 	"github.com/wardenhq/warden/surface"
 )
 
-// rig is a gateway on a SQLite store, served over loopback HTTP.
+// rig is a gateway on a store (SQLite unless a test gives another), served over loopback HTTP.
 type rig struct {
 	t      *testing.T
-	db     *sqlite.DB
+	db     storetest.Store
 	gw     *Gateway
 	gate   *gate.Gate
 	broker *approval.Broker
@@ -48,13 +49,18 @@ func newRig(t *testing.T, src []byte, env map[string]string) *rig {
 // newRigWith is newRig with the gateway's options changed by opt before it starts.
 func newRigWith(t *testing.T, src []byte, env map[string]string, opt func(*Options)) *rig {
 	t.Helper()
-	ctx := context.Background()
-	dir := t.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "warden.db"))
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "warden.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	return newRigOn(t, db, src, env, opt)
+}
+
+// newRigOn is newRigWith on a store the test opened (and closes).
+func newRigOn(t *testing.T, db storetest.Store, src []byte, env map[string]string, opt func(*Options)) *rig {
+	t.Helper()
+	dir := t.TempDir()
 	p, err := policy.Parse("p.yaml", src)
 	if err != nil {
 		t.Fatal(err)

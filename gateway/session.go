@@ -186,8 +186,8 @@ func (s *session) reviewSession(sf *surface.Surface) (*review.Session, error) {
 		return nil, fmt.Errorf("the workspace %s: %w", s.workspace, err)
 	}
 	rs := &review.Session{ID: s.id, Surface: sf, Paths: paths}
-	if s.g.o.Boundaries != nil {
-		rs.Boundaries = s.g.o.Boundaries(sf.Tenant().ID)
+	if s.g.rules != nil {
+		rs.Boundaries = s.g.rules(sf.Tenant().ID)
 	}
 	return rs, nil
 }
@@ -705,7 +705,7 @@ func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 
 	w := s.wait(req, action.Digest(name, args))
 	defer s.unwait(w)
-	out, err := s.g.o.Gate.Call(ctx, s.gs.Load(), name, args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
+	out, err := s.g.o.Gate.Call(ctx, s.current(), name, args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
 		return s.run(ctx, e, a, args)
 	})
 	switch {

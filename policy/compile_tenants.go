@@ -9,6 +9,7 @@ import (
 
 func (c *compiler) compileTenants() {
 	p := c.pol
+	p.boundaries = c.cfg.Boundaries
 	connIDs := map[string]Pos{}
 	var owner *Tenant
 	for i := range c.cfg.Tenants {
@@ -88,6 +89,12 @@ func (c *compiler) compileTenants() {
 		}
 		p.tenantIdx[t.ID] = t.Index
 		p.tenants = append(p.tenants, t)
+		if tc.Boundaries != nil {
+			if p.tenantBounds == nil {
+				p.tenantBounds = map[string]*BoundariesConfig{}
+			}
+			p.tenantBounds[t.ID] = tc.Boundaries
+		}
 	}
 
 	// Sharing, now that every tenant exists.

@@ -42,6 +42,8 @@ type Config struct {
 	Profiles []ProfileConfig `yaml:"profiles"`
 	// Tenants are the brands or accounts: connections, skills, coworkers.
 	Tenants []TenantConfig `yaml:"tenants"`
+	// Boundaries are the deployment's hard blocks, for every tenant (see BoundariesConfig).
+	Boundaries *BoundariesConfig `yaml:"boundaries"`
 }
 
 // HarnessConfig declares a runtime that sessions run on.
@@ -400,6 +402,8 @@ type TenantConfig struct {
 	Coworkers []Name `yaml:"coworkers"`
 	// Connections are the tenant's stored connector connections.
 	Connections []ConnectionConfig `yaml:"connections"`
+	// Boundaries are the tenant's own hard blocks, added to the deployment's.
+	Boundaries *BoundariesConfig `yaml:"boundaries"`
 }
 
 // ConnectionConfig is a tenant's stored connection to a connector.

@@ -211,7 +211,7 @@ var badDocs = []badDoc{
 	{
 		name: "unknown top-level field, nothing close",
 		give: "tools: []\n",
-		want: []string{`1:1: unknown field "tools" in the policy; known fields are builtins, connectors, description, harnesses, limits, name, profiles, roles, servers, skills, switches, tenants, version`},
+		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, name, profiles, roles, servers, skills, switches, tenants, version`},
 	},
 	{
 		name: "unknown field in a built-in",
@@ -1730,6 +1730,33 @@ tenants:
 		name: "a connection secret written as its value",
 		give: "tenants:\n  - id: main\n    account: acme\n    owner: true\n    connections: [{id: c, connector: shop, secret: hunter2}]\n",
 		want: []string{`5:52: connection c: secret must be a reference, env:NAME or file:/path, never the value itself`},
+	},
+
+	// ---- hard blocks: the shape of boundaries (the rules are judged by boundary.FromPolicy)
+	{
+		name: "boundaries as a list",
+		give: "boundaries: [a]\n",
+		want: []string{`1:13: boundaries must be a hard-block document (version, hardBlocks) or {file: FILE}, not a list`},
+	},
+	{
+		name: "boundaries with a file and a document",
+		give: "boundaries: {file: rules.json, version: 1}\n",
+		want: []string{`1:13: boundaries: give either file or the document (version, hardBlocks), not both`},
+	},
+	{
+		name: "a boundaries file that is not there",
+		give: "boundaries: {file: testdata/no-such-rules.json}\n",
+		want: []string{`1:20: boundaries: read testdata/no-such-rules.json: open`},
+	},
+	{
+		name: "boundaries YAML that does not decode",
+		give: "boundaries: {version: !!int one}\n",
+		want: []string{`1:13: boundaries: yaml:`},
+	},
+	{
+		name: "boundaries with a key JSON cannot hold",
+		give: "boundaries: {version: 1, 2: b}\n",
+		want: []string{`1:13: boundaries: the document cannot be read as JSON`},
 	},
 }
 

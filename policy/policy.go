@@ -28,6 +28,11 @@ type Policy struct {
 	// Revision identifies this exact policy text; it changes whenever the text does.
 	Revision string
 
+	// boundaries and tenantBounds are the hard blocks written in the policy (package boundary
+	// judges them).
+	boundaries   *BoundariesConfig
+	tenantBounds map[string]*BoundariesConfig
+
 	tools       []*Tool
 	toolIndex   map[string]int
 	servers     []*Server

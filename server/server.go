@@ -1,6 +1,6 @@
 // Package server is Warden's HTTP face under `warden serve`: health and readiness, and the
-// REST API (H2) for approvals (the inbox of cards, answers, standing approvals) and the audit
-// trail. Every /api request needs a bearer token (H1): stored as a hash, carrying a role and,
+// REST API (H2) for approvals (the inbox of cards, answers, standing approvals), the audit
+// trail and each tenant's stored hard blocks (ETag and If-Match on writes). Every /api request needs a bearer token (H1): stored as a hash, carrying a role and,
 // except for admins, a tenant; another tenant's object is 404, so nothing leaks that it exists.
 package server
 
@@ -37,6 +37,8 @@ type Options struct {
 	Ready func(ctx context.Context) error
 	// Info is shown by /readyz (the policy revision, what is switched off).
 	Info map[string]any
+	// Boundaries serves GET and PUT /api/v1/tenants/{tenant}/boundaries (nil: 404).
+	Boundaries Boundaries
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
@@ -59,6 +61,8 @@ func New(o Options) *Server {
 	s.mux.Handle("GET /api/v1/approvals/{id}", s.authed(s.getCard, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
 	s.mux.Handle("POST /api/v1/approvals/{id}", s.authed(s.answer, auth.RoleAdmin, auth.RoleApprover))
 	s.mux.Handle("GET /api/v1/audit", s.authed(s.queryAudit, auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer))
+	s.mux.Handle("GET /api/v1/tenants/{tenant}/boundaries", s.authed(s.getBoundaries, boundaryReaders...))
+	s.mux.Handle("PUT /api/v1/tenants/{tenant}/boundaries", s.authed(s.putBoundaries, boundaryWriters...))
 	return s
 }
 

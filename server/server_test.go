@@ -30,14 +30,24 @@ type fixture struct {
 
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
+	return newFixtureWith(t, nil)
+}
+
+// newFixtureWith is newFixture with the server's options changed by opt first.
+func newFixtureWith(t *testing.T, opt func(*server.Options, *sqlite.DB)) *fixture {
+	t.Helper()
 	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
 	f := &fixture{t: t, db: db, broker: approval.NewBroker(approval.Options{Store: db}), tokens: map[string]string{}}
-	s := server.New(server.Options{Store: db, Broker: f.broker, Info: map[string]any{"policy": "rev1"},
-		Ready: func(context.Context) error { return f.ready }})
+	o := server.Options{Store: db, Broker: f.broker, Info: map[string]any{"policy": "rev1"},
+		Ready: func(context.Context) error { return f.ready }}
+	if opt != nil {
+		opt(&o, db)
+	}
+	s := server.New(o)
 	f.srv = httptest.NewServer(s)
 	t.Cleanup(f.srv.Close)
 	for _, tk := range []struct{ name, role, tenant string }{

@@ -76,7 +76,7 @@ and end. Times are RFC 3339. Use --after ID to continue from an event.`,
 	f.StringVar(&o.filter.Session, "session", "", "only this session's events")
 	f.StringVar(&o.filter.Tool, "tool", "", "only calls of this tool")
 	f.StringVar(&o.filter.Decision, "decision", "", "only this decision: allow, ask or deny")
-	f.StringVar(&o.filter.Kind, "kind", "", "only this kind: decision, approval, outcome or run")
+	f.StringVar(&o.filter.Kind, "kind", "", "only this kind: decision, approval, outcome, run, egress or boundaries")
 	f.StringVar(&o.filter.CallID, "call", "", "only the events of one call")
 	f.StringVar(&o.since, "since", "", "only events at or after this time (RFC 3339)")
 	f.StringVar(&o.until, "until", "", "only events before this time (RFC 3339)")

@@ -25,7 +25,7 @@ do not fail the check.`,
 			if err != nil {
 				return err
 			}
-			p, err := policy.Parse(name, data)
+			p, err := parsePolicy(name, data)
 			var list policy.ErrorList
 			if errors.As(err, &list) {
 				for _, e := range list {

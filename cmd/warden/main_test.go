@@ -373,6 +373,18 @@ func TestServeTokenAndAudit(t *testing.T) {
 	if code := get("/api/v1/approvals?state=pending", admin[1]); code != 200 {
 		t.Errorf("the admin token: %d", code)
 	}
+	// The hard-block routes are served, with the store behind them.
+	put, _ := http.NewRequest("PUT", base+"/api/v1/tenants/acme/boundaries", strings.NewReader(`{"version":1,"hardBlocks":[]}`))
+	put.Header.Set("Authorization", "Bearer "+admin[1])
+	put.Header.Set("If-Match", `"0"`)
+	if resp, err := http.DefaultClient.Do(put); err != nil {
+		t.Error(err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("ETag") != `"1"` {
+			t.Errorf("PUT acme's hard blocks: %d %q; want 200 with ETag \"1\"", resp.StatusCode, resp.Header.Get("ETag"))
+		}
+	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("serve did not shut down cleanly: %v", err)
@@ -431,7 +443,7 @@ func TestServeTokenAndAudit(t *testing.T) {
 	if code != 0 || strings.Count(stdout, "\n") != 2 || !strings.Contains(stdout, `"decision":"allow"`) {
 		t.Fatalf("audit: %d %q %s", code, stdout, stderr)
 	}
-	stdout, _, _ = run(t, "audit", "--db", db, "--since", "2026-11-30T12:01:00Z", "--limit", "1")
+	stdout, _, _ = run(t, "audit", "--db", db, "--kind", "decision", "--since", "2026-11-30T12:01:00Z", "--limit", "1")
 	if strings.Count(stdout, "\n") != 1 || !strings.Contains(stdout, `"decision":"deny"`) {
 		t.Errorf("audit --since --limit: %q", stdout)
 	}

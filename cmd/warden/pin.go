@@ -74,7 +74,7 @@ func (o *pinOptions) run(cmd *cobra.Command, root *rootOptions) error {
 	if err != nil {
 		return fmt.Errorf("read policy: %w", err)
 	}
-	p, err := policy.Parse(path, data)
+	p, err := parsePolicy(path, data)
 	var list policy.ErrorList
 	if errors.As(err, &list) {
 		for _, e := range list {

@@ -25,6 +25,7 @@ type reviewOptions struct {
 	workspace  string
 	home       string
 	boundaries string
+	store      storeOptions
 	json       bool
 	unconfined bool
 }
@@ -32,16 +33,21 @@ type reviewOptions struct {
 func newReviewCmd(root *rootOptions) *cobra.Command {
 	o := &reviewOptions{}
 	cmd := &cobra.Command{
-		Use:   "review --role R --tool NAME --input JSON [--workspace DIR] [--boundaries FILE] [--json]",
+		Use:   "review --role R --tool NAME --input JSON [--tenant T] [--workspace DIR] [--boundaries FILE | --db FILE | --postgres URL] [--json]",
 		Short: "Review one concrete tool call: allow, ask or deny, and why",
 		Long: `Review one call as the session described by the flags would make it: the tool must be in
 the session's surface; the call is normalised (paths resolved through symbolic links against
 the workspace, shell commands parsed into their effects, patches into their files) and checked
-against the hard blocks (--boundaries: BURROW's stored document, {"version":1,"hardBlocks":[...]}),
-the tool's argument constraints and its gate. The exit status is 0 whenever a decision was
-reached (the decision is in the output) and non-zero only for usage or configuration errors.
-A boundaries file that does not validate is treated as stored data is: it blocks every call
-with boundary_config_invalid.`,
+against the tenant's hard blocks, the tool's argument constraints and its gate. The exit status
+is 0 whenever a decision was reached (the decision is in the output) and non-zero only for
+usage or configuration errors.
+
+The hard blocks are those a served call meets: the policy's (its top-level boundaries, then the
+tenant's), then the tenant's stored document when a store is given (--db or --postgres), or
+the document in --boundaries instead of it (BURROW's stored format,
+{"version":1,"hardBlocks":[...]}: to try a document before warden boundaries set). A stored
+document or boundaries file that does not validate blocks every call with
+boundary_config_invalid, as it would when served.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := root.load(cmd)
@@ -61,7 +67,8 @@ with boundary_config_invalid.`,
 	f.StringVar(&o.input, "input", "{}", "the call's arguments, a JSON object")
 	f.StringVar(&o.workspace, "workspace", "", "the session's workspace: the base of relative paths (default: the current directory)")
 	f.StringVar(&o.home, "home", "", "what ~ stands for (default: the home directory of the user running warden)")
-	f.StringVar(&o.boundaries, "boundaries", "", "hard-block rules: a JSON file in BURROW's stored format")
+	f.StringVar(&o.boundaries, "boundaries", "", "hard-block rules in BURROW's stored format (a JSON file), in place of the tenant's stored document")
+	o.store.register(cmd)
 	f.BoolVar(&o.json, "json", false, "print JSON")
 	f.BoolVar(&o.unconfined, "unconfined", false, "let Warden's own file tools act outside the workspace (hard blocks still apply)")
 	o.env.register(cmd)
@@ -104,16 +111,9 @@ func (o *reviewOptions) run(cmd *cobra.Command, p *policy.Policy) error {
 	if err != nil {
 		return err
 	}
-	set := boundary.Empty()
-	if o.boundaries != "" {
-		data, err := os.ReadFile(o.boundaries)
-		if err != nil {
-			return fmt.Errorf("--boundaries: %w", err)
-		}
-		set = boundary.Load(data, boundary.Options{Home: o.home})
-		if err := set.Invalid(); err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "boundaries: %s does not validate, so it blocks every call:\n%v\n", o.boundaries, err)
-		}
+	set, err := o.rules(cmd, p)
+	if err != nil {
+		return err
 	}
 	rv, err := review.New(review.Options{})
 	if err != nil {
@@ -128,6 +128,62 @@ func (o *reviewOptions) run(cmd *cobra.Command, p *policy.Policy) error {
 	}
 	printVerdict(out, &v)
 	return nil
+}
+
+// rules are the tenant's hard blocks as a served call would meet them (see the command's help).
+func (o *reviewOptions) rules(cmd *cobra.Command, p *policy.Policy) (*boundary.Set, error) {
+	tr, err := tenantRules(cmd, p, o.spec.Tenant, o.store, o.boundaries)
+	if err != nil {
+		return nil, err
+	}
+	set := tr.compile(o.home)
+	if err := set.Invalid(); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "boundaries: %s does not validate, so it blocks every call:\n%v\n", tr.where, err)
+	}
+	return set, nil
+}
+
+// hardBlocks are a tenant's rules from their two sources.
+type hardBlocks struct {
+	policy *boundary.Document // the policy's rules for the tenant (nil: none)
+	stored []byte             // the stored document, or the file standing in for it (nil: none)
+	where  string             // where stored came from, for messages
+}
+
+// tenantRules reads a tenant's hard blocks: the policy's, then the document in file if given,
+// else the tenant's stored document when a store is given.
+func tenantRules(cmd *cobra.Command, p *policy.Policy, tenant string, store storeOptions, file string) (*hardBlocks, error) {
+	pr, err := boundary.FromPolicy(p)
+	if err != nil {
+		return nil, err // root.load checked them already
+	}
+	hb := &hardBlocks{policy: pr.For(tenant)}
+	switch {
+	case file != "":
+		if hb.stored, err = os.ReadFile(file); err != nil {
+			return nil, fmt.Errorf("--boundaries: %w", err)
+		}
+		hb.where = file
+	case store.db != "" || store.postgres != "":
+		db, _, err := store.open(cmd.Context())
+		if err != nil {
+			return nil, err
+		}
+		defer db.Close()
+		st, err := db.Boundaries(cmd.Context(), tenant)
+		if err != nil {
+			return nil, err
+		}
+		if st != nil {
+			hb.stored = st.Data
+			hb.where = fmt.Sprintf("the stored document of %s (revision %d)", tenant, st.Revision)
+		}
+	}
+	return hb, nil
+}
+
+func (hb *hardBlocks) compile(home string) *boundary.Set {
+	return boundary.Merge(hb.policy, hb.stored, boundary.Options{Home: home})
 }
 
 func printVerdict(out io.Writer, v *review.Verdict) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/examples"
 	"github.com/wardenhq/warden/policy"
 )
@@ -31,7 +32,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVarP(&opts.config, "config", "c", "",
 		"policy file (default ./"+defaultConfig+", else the built-in quickstart policy)")
 	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newReviewCmd(opts), newDocsCmd(opts),
-		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newAuditCmd(), newPinCmd(opts), newDiscoverCmd(opts),
+		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newBoundariesCmd(opts), newAuditCmd(), newPinCmd(opts), newDiscoverCmd(opts),
 		newEgressCmd(), newExecCmd())
 	return root
 }
@@ -62,7 +63,7 @@ func (o *rootOptions) load(cmd *cobra.Command) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p, err := policy.Parse(name, data)
+	p, err := parsePolicy(name, data)
 	var list policy.ErrorList
 	if errors.As(err, &list) {
 		for _, e := range list {
@@ -71,4 +72,17 @@ func (o *rootOptions) load(cmd *cobra.Command) (*policy.Policy, error) {
 		return nil, &exitError{code: 1}
 	}
 	return p, err
+}
+
+// parsePolicy compiles a policy and checks the hard blocks it writes (package boundary judges
+// those): a policy whose rules do not validate is as invalid as one whose YAML does not.
+func parsePolicy(name string, data []byte) (*policy.Policy, error) {
+	p, err := policy.Parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := boundary.FromPolicy(p); err != nil {
+		return nil, err
+	}
+	return p, nil
 }

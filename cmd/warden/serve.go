@@ -104,6 +104,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
 		Info: map[string]any{"policy": p.Revision, "store": kind,
 			"sandbox": sb.summary(), "egress": sb.egressSummary()},
+		Boundaries: st.gateway,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
@@ -179,7 +180,7 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	}
 	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
 		Broker: st.broker, Workspaces: workspaces, Logger: logger, TokenTTL: tokenTTL,
-		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db})
+		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db, BoundaryStore: db})
 	if err != nil {
 		st.gate.Close()
 		return nil, err
@@ -211,7 +212,7 @@ func (st *stack) reload(root *rootOptions, logger *slog.Logger) {
 	name, data, err := root.policyBytes()
 	if err == nil {
 		var p *policy.Policy
-		if p, err = policy.Parse(name, data); err == nil {
+		if p, err = parsePolicy(name, data); err == nil {
 			st.env = p.Env(os.LookupEnv)
 			st.gateway.Reload(p, st.env)
 			logger.Info("policy reloaded", "file", name, "revision", p.Revision)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/budget"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/postgres"
@@ -21,6 +22,7 @@ const defaultDB = "warden.db"
 type appStore interface {
 	server.Store
 	budget.Store
+	boundary.Store
 	Close() error
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/surface"
 	"github.com/wardenhq/warden/verdict"
@@ -20,18 +21,23 @@ type surfaceOptions struct {
 	spec    surface.Spec
 	json    bool
 	explain []string
+	store   storeOptions
 }
 
 func newSurfaceCmd(root *rootOptions) *cobra.Command {
 	o := &surfaceOptions{}
 	cmd := &cobra.Command{
-		Use:   "surface --role R [--profile P] [--tenant T] [--owner] [--env K=V ...] [--json]",
+		Use:   "surface --role R [--profile P] [--tenant T] [--owner] [--env K=V ...] [--explain TOOL ...] [--db FILE | --postgres URL] [--json]",
 		Short: "Print the tools a session holds, and why every other tool is absent",
 		Long: `Compute the tool surface of a session: the role, tenant, profile and harness, under
 the operator switches of the host environment (or of --env values standing in for it). Prints
 the tools given and, for every tool not given, the filter that removed it (registration,
 ceiling, profile, grant or gate) and why. A session its role's invariants would refuse is
-reported as refused, with exit status 1.`,
+reported as refused, with exit status 1.
+
+With --explain, a tool the session holds is also shown with the hard blocks its calls meet:
+the policy's rules for the tenant, and the tenant's stored document when a store is given
+(--db or --postgres).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := root.load(cmd)
@@ -50,6 +56,7 @@ reported as refused, with exit status 1.`,
 	f.BoolVar(&o.json, "json", false, "print JSON")
 	f.StringArrayVar(&o.explain, "explain", nil, "explain one tool (repeatable); prints only the explanations")
 	o.env.register(cmd)
+	o.store.register(cmd)
 	_ = cmd.MarkFlagRequired("role")
 	return cmd
 }
@@ -74,7 +81,12 @@ func (o *surfaceOptions) run(cmd *cobra.Command, p *policy.Policy) error {
 	}
 	out := cmd.OutOrStdout()
 	if len(o.explain) > 0 {
-		return o.printExplain(out, s)
+		hb, err := tenantRules(cmd, p, o.spec.Tenant, o.store, "")
+		if err != nil {
+			return err
+		}
+		home, _ := os.UserHomeDir()
+		return o.printExplain(out, s, hb.compile(home))
 	}
 	if o.json {
 		enc := json.NewEncoder(out)
@@ -103,11 +115,15 @@ func defaultTenant(p *policy.Policy) (string, error) {
 	return "", fmt.Errorf("--tenant is required: the policy has %s", strings.Join(ids, ", "))
 }
 
-func (o *surfaceOptions) printExplain(out io.Writer, s *surface.Surface) error {
+func (o *surfaceOptions) printExplain(out io.Writer, s *surface.Surface, rules *boundary.Set) error {
 	if o.json {
 		var list []explanationJSON
 		for _, name := range o.explain {
-			list = append(list, toExplanationJSON(s.Explain(name)))
+			e := toExplanationJSON(s.Explain(name))
+			if *e.Given {
+				e.HardBlocks = hardBlocksJSON(rules)
+			}
+			list = append(list, e)
 		}
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
@@ -117,6 +133,7 @@ func (o *surfaceOptions) printExplain(out io.Writer, s *surface.Surface) error {
 		e := s.Explain(name)
 		if e.Given {
 			fmt.Fprintf(out, "%s: given: %s\n", name, e.Reason)
+			printHardBlocks(out, s.Tenant().ID, rules)
 		} else {
 			fmt.Fprintf(out, "%s: absent (%s): %s\n", name, e.Filter, e.Reason)
 		}
@@ -151,6 +168,47 @@ type explanationJSON struct {
 	Filter string `json:"filter,omitempty"`
 	Reason string `json:"reason"`
 	Given  *bool  `json:"given,omitempty"`
+	// HardBlocks are the rules a given tool's calls meet (--explain only).
+	HardBlocks *hardBlocksOut `json:"hardBlocks,omitempty"`
+}
+
+// hardBlocksOut is a tenant's hard blocks as --explain shows them.
+type hardBlocksOut struct {
+	Revision string   `json:"revision"`
+	Rules    []string `json:"rules"`
+	// Invalid says why every call is blocked (boundary_config_invalid), when it is.
+	Invalid string `json:"invalid,omitempty"`
+}
+
+func hardBlocksJSON(set *boundary.Set) *hardBlocksOut {
+	out := &hardBlocksOut{Revision: set.Revision(), Rules: []string{}}
+	for _, r := range set.Rules() {
+		if r.Enabled {
+			out.Rules = append(out.Rules, r.ID)
+		}
+	}
+	if err := set.Invalid(); err != nil {
+		out.Invalid = err.Error()
+	}
+	return out
+}
+
+// printHardBlocks says which hard blocks a given tool's calls meet.
+func printHardBlocks(out io.Writer, tenant string, set *boundary.Set) {
+	hb := hardBlocksJSON(set)
+	switch {
+	case hb.Invalid != "":
+		fmt.Fprintf(out, "  hard blocks of %s: every call is blocked (boundary_config_invalid): %s\n", tenant, firstLineOf(hb.Invalid))
+	case len(hb.Rules) == 0:
+		fmt.Fprintf(out, "  hard blocks of %s: none\n", tenant)
+	default:
+		fmt.Fprintf(out, "  hard blocks of %s (revision %s): %s\n", tenant, hb.Revision, strings.Join(hb.Rules, ", "))
+	}
+}
+
+func firstLineOf(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 type gateJSON struct {

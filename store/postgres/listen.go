@@ -176,14 +176,20 @@ func (h *hub) listen(ctx context.Context, conn *pgx.Conn) {
 	}
 }
 
-// recheck wakes the watchers of every watched card that is no longer pending.
+// recheck wakes the watchers of every watched card that is no longer pending, and every
+// watcher of the hard blocks.
 func (h *hub) recheck(ctx context.Context) error {
 	h.mu.Lock()
 	ids := make([]string, 0, len(h.watchers))
 	for id := range h.watchers {
+		if id == boundariesKey {
+			continue
+		}
 		ids = append(ids, id)
 	}
 	h.mu.Unlock()
+	// A hard-block write may have gone unheard: its watchers read every document again.
+	h.notify(boundariesKey)
 	if len(ids) == 0 {
 		return nil
 	}

@@ -74,7 +74,8 @@ type DB struct {
 	r  *sql.DB // readers
 	rs readStmts
 
-	hub *hub
+	hub    *hub
+	bounds boundaryWatch // hard-block watchers
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer

@@ -122,6 +122,7 @@ func (db *DB) poll() {
 			return
 		case <-tick.C:
 		}
+		db.pollBoundaries()
 		ids := db.hub.watched()
 		if ids == "" {
 			continue

@@ -1,6 +1,6 @@
 // Package storetest is the conformance suite every Warden store passes: cards and standing
-// approvals (approval.Store), the ledger (budget.Store), the audit trail (audit.Log) and
-// bearer tokens (auth.Store).
+// approvals (approval.Store), the ledger (budget.Store), the audit trail (audit.Log), bearer
+// tokens (auth.Store) and tenants' stored hard blocks (boundary.Store).
 //
 // A store's own tests call [Run] with an [Opener]:
 //
@@ -40,6 +40,8 @@
 //   - audit.Filter: Since is inclusive, Until exclusive; Limit keeps the first events in ID
 //     order; Append ignores the ID the caller set.
 //   - RevokeToken of an unknown token is auth.ErrNotFound; Tokens has no order.
+//   - PutBoundaries keeps the bytes it is given (validating is the caller's); ListBoundaries is
+//     by tenant.
 //
 // The races (50 answers to one card, 200 reservations against an allowance of 50, starts
 // against a per-day figure, turns) are spread over two instances when the Opener has Another,
@@ -64,6 +66,7 @@ import (
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/budget"
 )
 
@@ -73,6 +76,7 @@ type Store interface {
 	budget.Store
 	audit.Log
 	auth.Store
+	boundary.Store
 	Ping(context.Context) error
 	Close() error
 }
@@ -137,6 +141,10 @@ func Run(t *testing.T, o Opener) {
 		{"Audit/AppendAll", testAuditAppendAll},
 
 		{"Tokens", testTokens},
+
+		{"Boundaries/PutAndGet", testBoundariesPutAndGet},
+		{"Boundaries/Race", testBoundariesRace},
+		{"Boundaries/Watch", testBoundariesWatch},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.test(t, o) })
