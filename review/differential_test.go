@@ -1,0 +1,506 @@
+package review_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/boundary"
+	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/verdict"
+)
+
+// The differential test checks review against the truth. Every command of the corpus
+// (testdata/corpus/*.txt) is reviewed as a Bash call in a fresh workspace with the example
+// hard blocks; each one review allows is then run for real by bash under strace -f, and every
+// path it opened, created, truncated, removed, renamed, linked, changed the metadata of or
+// executed must be covered by an effect review predicted. What every process does (the
+// dynamic loader, locale data, /dev/null, the programs review listed) is the narrow list
+// ambientEffects; what review is known to miss is differentialExceptions, each with its
+// reason, and the test fails when an exception no longer mismatches, so the list stays true.
+//
+// The rules of coverage (predictedCovers):
+//   - an observed operation needs a predicted effect of the same operation on the same path, or
+//     a recursive one on a directory above it: hard-block rules name operations separately, so
+//     a write does not cover a read, nor a delete a write;
+//   - an execute of a file covers reading it (an interpreter reads the script it runs); the
+//     execute of the working directory does not cover listing it;
+//   - a recursive write or delete of a tree covers opening directories inside it to list them
+//     (cp -r and rm -r read the directories they copy into or empty);
+//   - bash listing a directory (to expand a glob: it opens directories for nothing else) is
+//     covered when review reported a path in that directory, the files the glob matched or the
+//     pattern itself: review expands globs against the file system as bash will;
+//   - a call that failed touched nothing and is not an effect (a failed open of a file that
+//     does not exist reads no contents; a failed execve runs nothing);
+//   - an open with O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or O_APPEND is a write, any other a read;
+//     an O_PATH descriptor is neither. rename is a delete of its source and a write of its
+//     target; link a read of the existing name and a write of the new one; mkdir, mknod,
+//     symlink, truncate, chmod, chown and utimensat writes; unlink and rmdir deletes.
+//
+// It needs bash, strace (Debian's) and git. Without them it skips, unless
+// WARDEN_DIFFERENTIAL=require (set by .ci/run), which makes their absence a failure.
+
+// differentialCorpusDir holds the corpus: one command a line as class<TAB>command; # comments and blank
+// lines are ignored.
+const differentialCorpusDir = "testdata/corpus"
+
+// differentialCommand is one command of the corpus, with where it came from.
+type differentialCommand struct {
+	file    string
+	line    int
+	class   string
+	command string
+}
+
+func (c differentialCommand) String() string {
+	return fmt.Sprintf("%s:%d [%s] %s", c.file, c.line, c.class, c.command)
+}
+
+func readDifferentialCorpus(t *testing.T) []differentialCommand {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(differentialCorpusDir, "*.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) == 0 {
+		t.Fatalf("no corpus in %s", differentialCorpusDir)
+	}
+	var out []differentialCommand
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for n := 1; sc.Scan(); n++ {
+			line := sc.Text()
+			if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
+				continue
+			}
+			class, command, ok := strings.Cut(line, "\t")
+			if !ok || strings.TrimSpace(command) == "" {
+				t.Errorf("%s:%d: want class<TAB>command, got %q", name, n, line)
+				continue
+			}
+			out = append(out, differentialCommand{file: filepath.Base(name), line: n, class: class, command: command})
+		}
+	}
+	return out
+}
+
+// differentialRequired reports whether the tools the test needs must be present.
+func differentialRequired() bool { return os.Getenv("WARDEN_DIFFERENTIAL") == "require" }
+
+// needStrace skips the test (or fails it, under WARDEN_DIFFERENTIAL=require) unless bash,
+// strace and git are installed and strace may trace.
+func needStrace(t *testing.T) {
+	t.Helper()
+	missing := func(why string) {
+		if differentialRequired() {
+			t.Fatalf("%s, and WARDEN_DIFFERENTIAL=require", why)
+		}
+		t.Skipf("%s: the differential test needs it (set WARDEN_DIFFERENTIAL=require to fail instead)", why)
+	}
+	for _, tool := range []string{"bash", "strace", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			missing(tool + " is not on PATH")
+		}
+	}
+	if out, err := exec.Command("strace", "-f", "-qq", "-o", os.DevNull, "true").CombinedOutput(); err != nil {
+		missing(fmt.Sprintf("strace cannot trace here (%v: %s)", err, bytes.TrimSpace(out)))
+	}
+}
+
+// straceDirs are the directories of one run: the workspace, a home beside it and the temporary
+// directory the command is given.
+type straceDirs struct {
+	ws, home, tmp string
+}
+
+// straceWorkspace builds a fresh workspace: a small Go project with secrets review must never
+// let through (.env, config/.env.local, keys/id.pem) and a git repository, and a home holding an
+// SSH key, cloud credentials and a shell history.
+func straceWorkspace(t *testing.T) straceDirs {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := straceDirs{ws: dir + "/ws", home: dir + "/home", tmp: dir + "/tmp"}
+	files := map[string]string{
+		d.ws + "/main.go":               "package main\n\nfunc main() { println(\"hello\") }\n",
+		d.ws + "/README.md":             "# demo\n\nA small project.\n",
+		d.ws + "/go.mod":                "module example.com/demo\n\ngo 1.22\n",
+		d.ws + "/sub/a.txt":             "banana\napple\ncherry\napple\n",
+		d.ws + "/sub/b.go":              "package sub\n",
+		d.ws + "/docs/x.md":             "# x\n\nhello docs\n",
+		d.ws + "/.env":                  "API_KEY=secret\n",
+		d.ws + "/config/.env.local":     "DB_PASSWORD=secret\n",
+		d.ws + "/keys/id.pem":           "-----BEGIN PRIVATE KEY-----\n",
+		d.ws + "/scripts/hello.sh":      "#!/bin/sh\necho hello\n",
+		d.home + "/.ssh/id_ed25519":     "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+		d.home + "/.aws/credentials":    "[default]\naws_secret_access_key = x\n",
+		d.home + "/.bash_history":       "export TOKEN=secret\n",
+		d.tmp + "/.keep":                "",
+		d.ws + "/.gitignore":            ".env\n",
+		d.ws + "/docs/notes/ideas.txt":  "more\n",
+		d.ws + "/sub/deeper/c.txt":      "deep\n",
+		d.home + "/.config/placeholder": "",
+	}
+	for name, content := range files {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(d.ws+"/scripts/hello.sh", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git := exec.Command("git", "init", "-q")
+	git.Dir = d.ws
+	git.Env = d.env()
+	if out, err := git.CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	return d
+}
+
+// straceEnvPath is the PATH commands run with.
+const straceEnvPath = "/usr/local/bin:/usr/bin:/bin"
+
+// env is the minimal environment a command runs in.
+func (d straceDirs) env() []string {
+	return []string{"PATH=" + straceEnvPath, "HOME=" + d.home, "TMPDIR=" + d.tmp, "LC_ALL=C"}
+}
+
+// differentialSession is a person's session under the quickstart policy (shell_exec runs
+// without an approval gate) with the example hard blocks, confined to the workspace.
+func differentialSession(t *testing.T, d straceDirs) *review.Session {
+	t.Helper()
+	data, err := os.ReadFile("../examples/boundaries.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := boundary.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules, err := boundary.Compile(doc, boundary.Options{Home: d.home})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sf, err := surface.Open(quickstart(t).Env(policy.MapLookup(nil)), surface.Spec{Role: "person", Tenant: "default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, err := action.NewResolver(d.ws, d.home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &review.Session{ID: "differential", Surface: sf, Paths: paths, Boundaries: rules}
+}
+
+// runTraced runs command with bash under strace in the workspace and returns what it did.
+func runTraced(t *testing.T, d straceDirs, command string) []tracedEffect {
+	t.Helper()
+	// A bound, not a measurement: only a command that hangs comes near it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out := filepath.Join(filepath.Dir(d.ws), "strace.out")
+	cmd := exec.CommandContext(ctx, "strace", "-f", "-qq", "-y", "-s", "4096", "-e", "signal=none",
+		"-e", "trace="+strings.Join(straceSyscalls, ","), "-o", out,
+		"bash", "--norc", "--noprofile", "-c", command)
+	cmd.Dir = d.ws
+	cmd.Env = d.env()
+	var output bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &output, &output
+	// Its own process group, so that a timeout ends the traced processes too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("%s did not finish: %v\n%s", command, ctx.Err(), output.Bytes())
+	}
+	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		t.Fatalf("strace: %v\n%s", err, output.Bytes())
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatalf("strace left no trace: %v\n%s", err, output.Bytes())
+	}
+	defer f.Close()
+	obs, err := parseStrace(f, d.ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return obs
+}
+
+// predictedCovers reports whether a predicted effect accounts for an observed one (see the
+// rules at the top of this file).
+func predictedCovers(e action.Effect, o tracedEffect) bool {
+	same := o.Path == e.Path
+	in := same || e.Recursive && (e.Path == "/" || strings.HasPrefix(o.Path, e.Path+"/"))
+	switch {
+	case !in:
+		return false
+	case e.Op == o.Op:
+		return true
+	case o.Op == action.OpRead && e.Op == action.OpExecute && same && !o.Dir:
+		return true
+	case o.Op == action.OpRead && o.Dir && e.Recursive && (e.Op == action.OpWrite || e.Op == action.OpDelete):
+		return true
+	}
+	return false
+}
+
+// outsideScratch returns the first predicted write or delete outside the run's workspace, home
+// and temporary directory, or "".
+func outsideScratch(effects []action.Effect, d straceDirs) string {
+	for _, e := range effects {
+		if e.Op != action.OpWrite && e.Op != action.OpDelete {
+			continue
+		}
+		if !slices.ContainsFunc([]string{d.ws, d.home, d.tmp}, func(dir string) bool {
+			return e.Path == dir || strings.HasPrefix(e.Path, dir+"/")
+		}) {
+			return string(e.Op) + " " + e.Path
+		}
+	}
+	return ""
+}
+
+// globListing reports whether o is bash listing a directory to expand a glob whose expansion
+// review reported as e.
+func globListing(e action.Effect, o tracedEffect) bool {
+	return o.Op == action.OpRead && o.Dir && o.Prog == "bash" && filepath.Dir(e.Path) == o.Path
+}
+
+// ambientEffect is something every process does, whatever the command: not a file effect of
+// the command.
+type ambientEffect struct {
+	ops []action.Op
+	// prefix is a directory (ending in /) or a file.
+	prefix string
+	why    string
+}
+
+// ambientEffects is deliberately narrow: reads of the system's shared libraries and locale
+// data, the null and terminal devices, and the command's own temporary directory. The
+// workspace, the home directory and /etc are not exempt; the executables of the programs
+// review listed (and bash itself) are judged in ambient, not here.
+var ambientEffects = []ambientEffect{
+	{[]action.Op{action.OpRead}, "/etc/ld.so.cache", "the dynamic loader's cache of library paths"},
+	{[]action.Op{action.OpRead}, "/usr/lib/", "shared libraries, locale and gconv data: installed software every program loads"},
+	{[]action.Op{action.OpRead}, "/usr/share/locale/", "message catalogues"},
+	{[]action.Op{action.OpRead}, "/etc/locale.alias", "the real path of /usr/share/locale/locale.alias, read by setlocale"},
+	{[]action.Op{action.OpRead}, "/proc/filesystems", "libselinux checks for selinuxfs at start"},
+	{[]action.Op{action.OpRead}, "/etc/nsswitch.conf", "the name service configuration, read by getpwuid: bash looks up its user at start"},
+	{[]action.Op{action.OpRead}, "/etc/passwd", "the user database (no passwords), read by bash at start and by ls -l, git and id for names"},
+	{[]action.Op{action.OpRead}, "/etc/group", "the group database, read by ls -l and stat for group names"},
+	{[]action.Op{action.OpRead, action.OpWrite}, "/dev/null", "the null device: not a file effect (action/shell says so too)"},
+	{[]action.Op{action.OpRead, action.OpWrite}, "/dev/tty", "the terminal: not a file effect (action/shell says so too)"},
+	{[]action.Op{action.OpRead}, "/dev/urandom", "the random device: not a file effect (action/shell says so too)"},
+	{[]action.Op{action.OpRead}, "/usr/share/zoneinfo/", "time zone data (the target of /etc/localtime), read by ls -l, stat and date"},
+	{[]action.Op{action.OpRead}, "/etc/gitconfig", "git's system-wide configuration, read by every git command"},
+	{[]action.Op{action.OpRead}, "/usr/share/git-core/", "git's installed templates, read by git init"},
+}
+
+// ambientReason reports why an observed effect is not the command's own, or "". programs are
+// the names of the programs the command runs (see commandPrograms); root is the pid of bash.
+func ambientReason(o tracedEffect, d straceDirs, programs map[string]bool, root int) string {
+	for _, a := range ambientEffects {
+		if slices.Contains(a.ops, o.Op) && (o.Path == a.prefix || strings.HasSuffix(a.prefix, "/") && strings.HasPrefix(o.Path, a.prefix)) {
+			return a.why
+		}
+	}
+	if o.Op == action.OpRead && strings.HasPrefix(o.Path, fmt.Sprintf("/proc/%d/", o.PID)) {
+		return "a process reading its own /proc entry (/proc/self/maps)"
+	}
+	if o.Path == d.tmp || strings.HasPrefix(o.Path, d.tmp+"/") {
+		return "the command's own temporary directory (TMPDIR), made for this run"
+	}
+	if o.Op == action.OpExecute {
+		dir, base := filepath.Split(o.Path)
+		onPath := slices.Contains(strings.Split(straceEnvPath, ":"), strings.TrimSuffix(dir, "/"))
+		switch {
+		case onPath && base == "bash" && o.PID == root:
+			return "bash itself, which runs the command"
+		case onPath && programs[base]:
+			return "a program the command names, found on PATH (command rules judge programs by name)"
+		}
+	}
+	return ""
+}
+
+// commandPrograms are the names of the programs a command runs, for ambient: the first word
+// of every argv review listed, and every word of the command that could name a program, for
+// the wrappers review strips to find the real one (env, timeout, xargs), which command rules
+// still see in the command's text.
+func commandPrograms(command string, argv [][]string) map[string]bool {
+	names := map[string]bool{}
+	for _, a := range argv {
+		if len(a) > 0 {
+			names[a[0]] = true
+		}
+	}
+	for _, w := range strings.FieldsFunc(command, func(r rune) bool { return strings.ContainsRune(" \t\n;&|()'\"<>$`", r) }) {
+		names[path.Base(w)] = true
+	}
+	return names
+}
+
+// differentialException is a mismatch review is known to have: the command, the operation and
+// the path observed (WS, HOME and TMP stand for the run's directories; a doublestar pattern),
+// and why.
+type differentialException struct {
+	command string
+	ops     []action.Op
+	path    string
+	why     string
+}
+
+// differentialExceptions are the mismatches the corpus is known to show. The test fails when one
+// of them no longer mismatches, so the list cannot go stale.
+var differentialExceptions = []differentialException{
+	// Not review's: how a program does what review predicted.
+	{"sed -i 's/apple/pear/' sub/a.txt", []action.Op{action.OpWrite, action.OpDelete}, "WS/sub/sed*",
+		"sed -i writes a temporary file beside its target and renames it over the target, whose write review predicts"},
+
+	// Review's: effects action/shell does not report (the report lists them as open bugs).
+	{"mkdir -p build/x/y", []action.Op{action.OpWrite, action.OpRead}, "WS/build{,/x}",
+		"review bug: mkdir -p creates every missing parent, and review reports only the last directory"},
+	{"ls", []action.Op{action.OpRead}, "WS",
+		"review bug: ls with no operand lists the working directory, and review reports no read of it"},
+	{"cd docs; ls", []action.Op{action.OpRead}, "WS/docs",
+		"review bug: ls with no operand lists the working directory, and review reports no read of it"},
+	{"echo README.md | xargs cat", []action.Op{action.OpRead}, "WS/README.md",
+		"review bug: xargs feeding its input to a reader reports neither the read nor an unknown, so echo .env | xargs cat is allowed"},
+	{"git init", []action.Op{action.OpRead, action.OpWrite, action.OpDelete}, "WS/.git/config{,.lock}",
+		"review bug: git init reports no effects, and in an existing repository it rewrites .git/config (which the example git-config rule guards)"},
+	{"git status", []action.Op{action.OpRead}, "WS{,/*,/.gitignore}",
+		"review bug: git status in the shell reports no effects; it lists the working tree (the native git_status reports a recursive read)"},
+	{"git status", []action.Op{action.OpRead, action.OpWrite, action.OpDelete}, "WS/.git/**",
+		"review bug: git status reads the repository and refreshes its index (.git/index.lock, renamed over .git/index)"},
+	{"git diff", []action.Op{action.OpRead}, "WS/.git/**",
+		"review bug: git diff in the shell reports no effects; it reads the repository (the native git_diff reports a recursive read)"},
+	{"git add README.md", []action.Op{action.OpRead}, "WS{,/README.md,/.gitignore}",
+		"review bug: git add reports no read of what it adds"},
+	{"git add README.md", []action.Op{action.OpRead, action.OpWrite, action.OpDelete}, "WS/.git/**",
+		"review bug: git add writes the index and the object store, and review reports no write"},
+}
+
+// TestDifferentialStrace is the differential test described at the top of this file.
+func TestDifferentialStrace(t *testing.T) {
+	needStrace(t)
+	corpus := readDifferentialCorpus(t)
+	r := newReviewer(t, nil)
+	var mu sync.Mutex
+	used := make([]bool, len(differentialExceptions))
+	// reviewed and ran are the commands reviewed and run by this invocation (go test -run may
+	// select a few); an exception is enforced only for a command that was reviewed.
+	reviewed, ran := map[string]bool{}, map[string]bool{}
+	inCorpus := map[string]bool{}
+	for _, c := range corpus {
+		inCorpus[c.command] = true
+	}
+	t.Run("corpus", func(t *testing.T) {
+		for _, c := range corpus {
+			t.Run(fmt.Sprintf("%s:%d", c.file, c.line), func(t *testing.T) {
+				t.Parallel()
+				d := straceWorkspace(t)
+				s := differentialSession(t, d)
+				v := r.Review(s, "Bash", map[string]any{"command": c.command})
+				mu.Lock()
+				reviewed[c.command] = true
+				mu.Unlock()
+				if v.Decision != verdict.Allow {
+					return // the rule is about what review lets run
+				}
+				if out := outsideScratch(v.Effects, d); out != "" {
+					// The command runs for real: what review expects it to change must be the
+					// run's own. A corpus line that changes the machine is not run.
+					t.Errorf("%s\n  not run: review predicts %s, outside the scratch directories", c, out)
+					return
+				}
+				mu.Lock()
+				ran[c.command] = true
+				mu.Unlock()
+				programs := commandPrograms(c.command, v.Argv)
+				rel := strings.NewReplacer(d.ws, "WS", d.home, "HOME", d.tmp, "TMP")
+				var report []string
+				seen := map[string]bool{}
+				obs := runTraced(t, d, c.command)
+				if len(obs) == 0 {
+					t.Fatalf("%s: strace saw nothing, not even bash starting", c)
+				}
+				for _, o := range obs {
+					if slices.ContainsFunc(v.Effects, func(e action.Effect) bool { return predictedCovers(e, o) || globListing(e, o) }) {
+						continue
+					}
+					if ambientReason(o, d, programs, obs[0].PID) != "" {
+						continue
+					}
+					key := string(o.Op) + " " + o.Path
+					if seen[key] {
+						continue
+					}
+					seen[key] = true
+					excepted := false
+					for j, x := range differentialExceptions {
+						if ok, _ := doublestar.Match(x.path, rel.Replace(o.Path)); ok && x.command == c.command && slices.Contains(x.ops, o.Op) {
+							mu.Lock()
+							used[j] = true
+							mu.Unlock()
+							excepted = true
+						}
+					}
+					if !excepted {
+						report = append(report, fmt.Sprintf("observed %s %s (pid %d: %s)", o.Op, rel.Replace(o.Path), o.PID, rel.Replace(o.Call)))
+					}
+				}
+				if len(report) > 0 {
+					var predicted []string
+					for _, e := range v.Effects {
+						s := string(e.Op) + " " + rel.Replace(e.Path)
+						if e.Recursive {
+							s += "/**"
+						}
+						predicted = append(predicted, s)
+					}
+					t.Errorf("%s\n  review allowed it, predicting: %s\n  %s", c, strings.Join(predicted, ", "), strings.Join(report, "\n  "))
+				}
+			})
+		}
+	})
+	for i, x := range differentialExceptions {
+		switch {
+		case !inCorpus[x.command]:
+			t.Errorf("exception for %q: the command is not in the corpus", x.command)
+		case !reviewed[x.command]:
+			// Not selected by -run.
+		case !ran[x.command]:
+			t.Errorf("exception for %q: review no longer allows the command", x.command)
+		case !used[i]:
+			t.Errorf("exception for %q (%v %s) no longer mismatches: remove it", x.command, x.ops, x.path)
+		}
+	}
+}
