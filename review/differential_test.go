@@ -52,6 +52,10 @@ import (
 //     target; link a read of the existing name and a write of the new one; mkdir, mknod,
 //     symlink, truncate, chmod, chown and utimensat writes; unlink and rmdir deletes.
 //
+// The corpus runs for real. A command whose predicted writes or deletes leave the run's
+// directories is reported and not run, and under root (as in CI) the commands run as nobody,
+// who owns the run's directories and nothing else.
+//
 // It needs bash, strace (Debian's) and git. Without them it skips, unless
 // WARDEN_DIFFERENTIAL=require (set by .ci/run), which makes their absence a failure.
 
@@ -232,7 +236,7 @@ func runTraced(t *testing.T, d straceDirs, command string) []tracedEffect {
 	var output bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &output, &output
 	// Its own process group, so that a timeout ends the traced processes too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Credential: unprivileged(t, d)}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
@@ -252,6 +256,34 @@ func runTraced(t *testing.T, d straceDirs, command string) []tracedEffect {
 		t.Fatal(err)
 	}
 	return obs
+}
+
+// nobodyID is the user and group the corpus runs as when the test runs as root.
+const nobodyID = 65534
+
+// unprivileged returns the credential a command runs with: none (the test's own user) unless
+// the test runs as root, as CI does; then nobody, owning the run's directories and nothing
+// else, so that a command review wrongly allows cannot change the machine.
+func unprivileged(t *testing.T, d straceDirs) *syscall.Credential {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	dir := filepath.Dir(d.ws)
+	// t.TempDir makes the test's directory private to its owner: nobody must pass through it.
+	if err := os.Chmod(filepath.Dir(dir), 0o711); err != nil {
+		t.Fatal(err)
+	}
+	err := filepath.WalkDir(dir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, nobodyID, nobodyID)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &syscall.Credential{Uid: nobodyID, Gid: nobodyID, Groups: []uint32{}}
 }
 
 // predictedCovers reports whether a predicted effect accounts for an observed one (see the
