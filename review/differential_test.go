@@ -46,7 +46,8 @@ import (
 //     covered when review reported a path in that directory, the files the glob matched or the
 //     pattern itself: review expands globs against the file system as bash will;
 //   - a call that failed touched nothing and is not an effect (a failed open of a file that
-//     does not exist reads no contents; a failed execve runs nothing);
+//     does not exist reads no contents; a failed execve runs nothing), except a call refused
+//     for permission (EACCES, EPERM), which only running the command as nobody stopped;
 //   - an open with O_WRONLY, O_RDWR, O_CREAT, O_TRUNC or O_APPEND is a write, any other a read;
 //     an O_PATH descriptor is neither. rename is a delete of its source and a write of its
 //     target; link a read of the existing name and a write of the new one; mkdir, mknod,
