@@ -37,6 +37,10 @@ type tracedEffect struct {
 	// Dir is set on a read that opened a directory (O_DIRECTORY): a listing, not a file's
 	// contents.
 	Dir bool
+	// Onto is set on the delete of a rename's source: the path it was renamed onto.
+	Onto string
+	// Created is set on an open that made the file (O_CREAT|O_EXCL): it did not exist before.
+	Created bool
 	// PID is the process that did it, Prog the base name of the program it was running (the
 	// last it executed, or its parent's), and Call the syscall as strace printed it.
 	PID  int
@@ -147,6 +151,7 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 			op, ok := openOp(flags)
 			if ok {
 				add(c, op, p, op == action.OpRead && strings.Contains(flags, "O_DIRECTORY"))
+				out[len(out)-1].Created = strings.Contains(flags, "O_CREAT") && strings.Contains(flags, "O_EXCL")
 			}
 		case "truncate", "mkdir", "mknod", "chmod", "chown", "lchown":
 			add(c, action.OpWrite, at("", arg(0)), false)
@@ -160,12 +165,14 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 			add(c, action.OpDelete, at("", arg(0)), false)
 		case "unlinkat":
 			add(c, action.OpDelete, at(arg(0), arg(1)), false)
-		case "rename":
-			add(c, action.OpDelete, at("", arg(0)), false)
-			add(c, action.OpWrite, at("", arg(1)), false)
-		case "renameat", "renameat2":
-			add(c, action.OpDelete, at(arg(0), arg(1)), false)
-			add(c, action.OpWrite, at(arg(2), arg(3)), false)
+		case "rename", "renameat", "renameat2":
+			from, to := at("", arg(0)), at("", arg(1))
+			if c.name != "rename" {
+				from, to = at(arg(0), arg(1)), at(arg(2), arg(3))
+			}
+			add(c, action.OpDelete, from, false)
+			out[len(out)-1].Onto = to
+			add(c, action.OpWrite, to, false)
 		case "link":
 			add(c, action.OpRead, at("", arg(0)), false)
 			add(c, action.OpWrite, at("", arg(1)), false)
@@ -341,7 +348,7 @@ func TestDifferentialParse(t *testing.T) {
 11 openat(AT_FDCWD</ws/sub>, "/dev/fd/63", O_RDONLY) = 4<pipe:[123]>
 11 openat(AT_FDCWD</ws/sub>, ".", O_PATH) = 5</ws/sub>
 11 openat(AT_FDCWD</ws/sub>, "dir", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = 5</ws/sub/dir>
-11 openat2(AT_FDCWD</ws/sub>, "new", {flags=O_RDWR|O_CREAT, mode=0600, resolve=0}, 24) = 6</ws/sub/new>
+11 openat2(AT_FDCWD</ws/sub>, "new", {flags=O_RDWR|O_CREAT|O_EXCL, mode=0600, resolve=0}, 24) = 6</ws/sub/new>
 10 openat(AT_FDCWD</ws/sub>, "d", O_RDONLY|O_DIRECTORY) = 3</ws/sub/d>
 10 fchdir(3</ws/sub/d>) = 0
 10 unlinkat(AT_FDCWD</ws/sub/d>, "gone", 0) = 0
@@ -364,6 +371,12 @@ func TestDifferentialParse(t *testing.T) {
 		if o.Dir {
 			s += " (dir)"
 		}
+		if o.Created {
+			s += " (created)"
+		}
+		if o.Onto != "" {
+			s += " onto " + o.Onto
+		}
 		lines = append(lines, s)
 	}
 	want := []string{
@@ -375,13 +388,13 @@ func TestDifferentialParse(t *testing.T) {
 		"11 cat execute /usr/bin/cat",
 		"11 cat read /ws/target",
 		"11 cat read /ws/sub/dir (dir)",
-		"11 cat write /ws/sub/new",
+		"11 cat write /ws/sub/new (created)",
 		"10 bash read /ws/sub/d (dir)",
 		"10 bash delete /ws/sub/d/gone",
 		"10 bash delete /ws/sub/d/e",
-		"10 bash delete /ws/sub/d/a",
+		"10 bash delete /ws/sub/d/a onto /ws/b",
 		"10 bash write /ws/b",
-		"10 bash delete /ws/sub/d/x",
+		"10 bash delete /ws/sub/d/x onto /abs/y",
 		"10 bash write /abs/y",
 		"10 bash read /ws/sub/d/old",
 		"10 bash write /ws/sub/d/new",
