@@ -607,3 +607,74 @@ func TestDifferentialStrace(t *testing.T) {
 		}
 	}
 }
+
+// TestDifferentialCoverage pins the rules of coverage and the ambient list on made-up effects,
+// so that a change to them is seen without strace.
+func TestDifferentialCoverage(t *testing.T) {
+	const ws = "/w"
+	read, write, del, exe := action.OpRead, action.OpWrite, action.OpDelete, action.OpExecute
+	eff := func(op action.Op, p string, rec bool) action.Effect {
+		return action.Effect{Op: op, Path: p, Recursive: rec}
+	}
+	tests := []struct {
+		e    action.Effect
+		o    tracedEffect
+		want bool
+	}{
+		{eff(read, ws+"/a", false), tracedEffect{Op: read, Path: ws + "/a"}, true},
+		{eff(write, ws+"/a", false), tracedEffect{Op: read, Path: ws + "/a"}, false},
+		{eff(read, ws+"/a", false), tracedEffect{Op: write, Path: ws + "/a"}, false},
+		{eff(del, ws+"/a", false), tracedEffect{Op: write, Path: ws + "/a"}, false},
+		{eff(read, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/d/x/y"}, true},
+		{eff(read, ws+"/d", false), tracedEffect{Op: read, Path: ws + "/d/x"}, false},
+		{eff(read, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/dd"}, false},
+		{eff(del, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/d/e", Dir: true}, true},
+		{eff(del, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/d/f"}, false},
+		{eff(exe, ws+"/s.sh", false), tracedEffect{Op: read, Path: ws + "/s.sh"}, true},
+		{eff(exe, ws, false), tracedEffect{Op: read, Path: ws, Dir: true}, false},
+	}
+	for _, tt := range tests {
+		if got := predictedCovers(tt.e, tt.o); got != tt.want {
+			t.Errorf("predictedCovers(%v, %s %s dir=%v) = %v", tt.e, tt.o.Op, tt.o.Path, tt.o.Dir, got)
+		}
+	}
+	if !globListing(eff(read, ws+"/x.go", false), tracedEffect{Op: read, Path: ws, Dir: true, Prog: "bash"}) {
+		t.Error("bash listing the directory of a glob review expanded is not covered")
+	}
+	if globListing(eff(read, ws+"/x.go", false), tracedEffect{Op: read, Path: ws, Dir: true, Prog: "ls"}) {
+		t.Error("a listing by ls is covered as if bash expanded a glob")
+	}
+
+	d := straceDirs{ws: ws, home: "/h", tmp: "/t"}
+	programs := commandPrograms("timeout 5 cat go.mod | /usr/bin/sort", [][]string{{"cat", "go.mod"}, {"sort"}})
+	for _, name := range []string{"timeout", "cat", "sort"} {
+		if !programs[name] {
+			t.Errorf("commandPrograms misses %s: %v", name, programs)
+		}
+	}
+	ambientTests := []struct {
+		o    tracedEffect
+		want bool
+	}{
+		{tracedEffect{Op: read, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6"}, true},
+		{tracedEffect{Op: write, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6"}, false},
+		{tracedEffect{Op: read, Path: "/etc/passwd"}, true},
+		{tracedEffect{Op: read, Path: "/etc/shadow"}, false},
+		{tracedEffect{Op: read, Path: "/etc/passwd.bak"}, false},
+		{tracedEffect{Op: read, Path: "/h/.ssh/id_ed25519"}, false},
+		{tracedEffect{Op: read, Path: ws + "/main.go"}, false},
+		{tracedEffect{Op: write, Path: "/t/sort123"}, true},
+		{tracedEffect{Op: read, Path: "/proc/7/maps", PID: 7}, true},
+		{tracedEffect{Op: read, Path: "/proc/8/environ", PID: 7}, false},
+		{tracedEffect{Op: exe, Path: "/usr/bin/cat", PID: 2}, true},
+		{tracedEffect{Op: exe, Path: "/usr/bin/python3", PID: 2}, false},
+		{tracedEffect{Op: exe, Path: ws + "/cat", PID: 2}, false},
+		{tracedEffect{Op: exe, Path: "/usr/bin/bash", PID: 1}, true},
+		{tracedEffect{Op: exe, Path: "/usr/bin/bash", PID: 2}, false},
+	}
+	for _, tt := range ambientTests {
+		if got := ambientReason(tt.o, d, programs, 1) != ""; got != tt.want {
+			t.Errorf("ambientReason(%s %s pid %d) = %v", tt.o.Op, tt.o.Path, tt.o.PID, got)
+		}
+	}
+}
