@@ -142,8 +142,9 @@ type straceDirs struct {
 }
 
 // straceWorkspace builds a fresh workspace: a small Go project with secrets review must never
-// let through (.env, config/.env.local, keys/id.pem) and a git repository, and a home holding an
-// SSH key, cloud credentials and a shell history.
+// let through (.env, config/.env.local, keys/id.pem), a script to run, nested directories for
+// the recursive effects, and a git repository; a home beside it holding an SSH key, cloud
+// credentials and a shell history; and an empty temporary directory.
 func straceWorkspace(t *testing.T) straceDirs {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
@@ -152,24 +153,25 @@ func straceWorkspace(t *testing.T) straceDirs {
 	}
 	d := straceDirs{ws: dir + "/ws", home: dir + "/home", tmp: dir + "/tmp"}
 	files := map[string]string{
-		d.ws + "/main.go":               "package main\n\nfunc main() { println(\"hello\") }\n",
-		d.ws + "/README.md":             "# demo\n\nA small project.\n",
-		d.ws + "/go.mod":                "module example.com/demo\n\ngo 1.22\n",
-		d.ws + "/sub/a.txt":             "banana\napple\ncherry\napple\n",
-		d.ws + "/sub/b.go":              "package sub\n",
-		d.ws + "/docs/x.md":             "# x\n\nhello docs\n",
-		d.ws + "/.env":                  "API_KEY=secret\n",
-		d.ws + "/config/.env.local":     "DB_PASSWORD=secret\n",
-		d.ws + "/keys/id.pem":           "-----BEGIN PRIVATE KEY-----\n",
-		d.ws + "/scripts/hello.sh":      "#!/bin/sh\necho hello\n",
-		d.home + "/.ssh/id_ed25519":     "-----BEGIN OPENSSH PRIVATE KEY-----\n",
-		d.home + "/.aws/credentials":    "[default]\naws_secret_access_key = x\n",
-		d.home + "/.bash_history":       "export TOKEN=secret\n",
-		d.tmp + "/.keep":                "",
-		d.ws + "/.gitignore":            ".env\n",
-		d.ws + "/docs/notes/ideas.txt":  "more\n",
-		d.ws + "/sub/deeper/c.txt":      "deep\n",
-		d.home + "/.config/placeholder": "",
+		d.ws + "/main.go":              "package main\n\nfunc main() { println(\"hello\") }\n",
+		d.ws + "/README.md":            "# demo\n\nA small project.\n",
+		d.ws + "/go.mod":               "module example.com/demo\n\ngo 1.22\n",
+		d.ws + "/sub/a.txt":            "banana\napple\ncherry\napple\n",
+		d.ws + "/sub/b.go":             "package sub\n",
+		d.ws + "/sub/deeper/c.txt":     "deep\n",
+		d.ws + "/docs/x.md":            "# x\n\nhello docs\n",
+		d.ws + "/docs/notes/ideas.txt": "more\n",
+		d.ws + "/scripts/hello.sh":     "#!/bin/sh\necho hello\n",
+		d.ws + "/.gitignore":           ".env\n",
+		d.ws + "/.env":                 "API_KEY=secret\n",
+		d.ws + "/config/.env.local":    "DB_PASSWORD=secret\n",
+		d.ws + "/keys/id.pem":          "-----BEGIN PRIVATE KEY-----\n",
+		d.home + "/.ssh/id_ed25519":    "-----BEGIN OPENSSH PRIVATE KEY-----\n",
+		d.home + "/.aws/credentials":   "[default]\naws_secret_access_key = x\n",
+		d.home + "/.bash_history":      "export TOKEN=secret\n",
+	}
+	if err := os.Mkdir(d.tmp, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	for name, content := range files {
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
