@@ -3,6 +3,7 @@ package review_test
 import (
 	"bufio"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -104,14 +105,14 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 		// at resolves a path argument against a dirfd argument ("" for the working directory).
 		at := func(dirfd, p string) string {
 			p = unquote(p)
-			if filepath.IsAbs(p) {
-				return filepath.Clean(p)
+			if !filepath.IsAbs(p) {
+				base := dirOf(c.pid)
+				if dirfd != "" && !strings.HasPrefix(dirfd, "AT_FDCWD") {
+					base = annotation(dirfd)
+				}
+				p = filepath.Join(base, p)
 			}
-			base := dirOf(c.pid)
-			if dirfd != "" && !strings.HasPrefix(dirfd, "AT_FDCWD") {
-				base = annotation(dirfd)
-			}
-			return filepath.Join(base, p)
+			return realParent(filepath.Clean(p))
 		}
 		arg := func(i int) string {
 			if i < len(c.args) {
@@ -192,6 +193,18 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 		}
 	}
 	return out, nil
+}
+
+// realParent makes the directory of p real where it still exists, so that a call through a
+// symbolic link (unlink("link/x")) names the file it reached. The last component is left as it
+// is: unlink, rename and mkdir act on the name itself. strace prints the path as given, and
+// parseStrace runs after the command, so a link gone by then is not followed.
+func realParent(p string) string {
+	dir, base := filepath.Split(p)
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		return filepath.Join(real, base)
+	}
+	return p
 }
 
 // openOp is what an open with these flags does: a write if it may change or create the file,
@@ -402,5 +415,30 @@ func TestDifferentialParse(t *testing.T) {
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestDifferentialRealParent checks that a call through a symbolic link names what it reached,
+// while a call on the link itself names the link.
+func TestDifferentialRealParent(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir+"/real", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", dir+"/link"); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{
+		dir + "/link/x":    dir + "/real/x",
+		dir + "/link":      dir + "/link",
+		dir + "/gone/x":    dir + "/gone/x",
+		dir + "/real/../x": dir + "/x",
+	} {
+		if got := realParent(filepath.Clean(p)); got != want {
+			t.Errorf("realParent(%s) = %s; want %s", p, got, want)
+		}
 	}
 }
