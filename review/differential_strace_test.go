@@ -16,9 +16,11 @@ import (
 // differential test (differential_test.go).
 
 // straceSyscalls are the system calls the differential test traces: those that open, create,
-// truncate, remove, rename, link, change the metadata of or execute a path, and those needed to
-// follow each process's working directory (chdir, fchdir, and the calls that create a process,
-// which inherits its parent's).
+// truncate, remove, rename, link, change the metadata of or execute a path, getdents (a
+// directory is read when it is listed, not when it is opened: mkdir -p and gzip open
+// directories only to work relative to them), and those needed to follow each process's
+// working directory (chdir, fchdir, and the calls that create a process, which inherits its
+// parent's).
 var straceSyscalls = []string{
 	"open", "openat", "openat2", "creat", "truncate",
 	"unlink", "unlinkat", "rmdir",
@@ -27,6 +29,7 @@ var straceSyscalls = []string{
 	"mkdir", "mkdirat", "mknod", "mknodat",
 	"chmod", "fchmodat", "chown", "lchown", "fchownat", "utimensat",
 	"execve", "execveat",
+	"getdents", "getdents64",
 	"chdir", "fchdir",
 	"clone", "clone3", "fork", "vfork",
 }
@@ -35,13 +38,12 @@ var straceSyscalls = []string{
 type tracedEffect struct {
 	Op   action.Op
 	Path string
-	// Dir is set on a read that opened a directory (O_DIRECTORY): a listing, not a file's
-	// contents.
+	// Dir is set on a read that listed a directory (getdents), not a file's contents.
 	Dir bool
 	// Onto is set on the delete of a rename's source: the path it was renamed onto.
 	Onto string
-	// Created is set on an open that made the file (O_CREAT|O_EXCL): it did not exist before.
-	Created bool
+	// Parent is set on an execute: the program the process ran before (its path), if any.
+	Parent string
 	// PID is the process that did it, Prog the base name of the program it was running (the
 	// last it executed, or its parent's), and Call the syscall as strace printed it.
 	PID  int
@@ -86,7 +88,7 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 		}
 		return root
 	}
-	prog := map[int]string{}
+	prog, progPath := map[int]string{}, map[int]string{}
 	var out []tracedEffect
 	add := func(c straceCall, op action.Op, p string, dir bool) {
 		out = append(out, tracedEffect{Op: op, Path: p, Dir: dir, PID: c.pid, Prog: prog[c.pid], Call: c.text})
@@ -124,7 +126,7 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 		case "clone", "clone3", "fork", "vfork":
 			if child, err := strconv.Atoi(c.ret); err == nil {
 				cwd[child] = dirOf(c.pid)
-				prog[child] = prog[c.pid]
+				prog[child], progPath[child] = prog[c.pid], progPath[c.pid]
 			}
 		case "chdir":
 			cwd[c.pid] = at("", arg(0))
@@ -150,9 +152,15 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 				continue
 			}
 			op, ok := openOp(flags)
+			if op == action.OpRead && (strings.Contains(flags, "O_DIRECTORY") || isDir(p)) {
+				continue // read when listed (getdents)
+			}
 			if ok {
-				add(c, op, p, op == action.OpRead && strings.Contains(flags, "O_DIRECTORY"))
-				out[len(out)-1].Created = strings.Contains(flags, "O_CREAT") && strings.Contains(flags, "O_EXCL")
+				add(c, op, p, false)
+			}
+		case "getdents", "getdents64":
+			if d := annotation(arg(0)); strings.HasPrefix(d, "/") {
+				add(c, action.OpRead, d, true)
 			}
 		case "truncate", "mkdir", "mknod", "chmod", "chown", "lchown":
 			add(c, action.OpWrite, at("", arg(0)), false)
@@ -184,15 +192,24 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 			add(c, action.OpWrite, at("", arg(1)), false)
 		case "symlinkat":
 			add(c, action.OpWrite, at(arg(1), arg(2)), false)
-		case "execve":
-			prog[c.pid] = filepath.Base(at("", arg(0)))
-			add(c, action.OpExecute, at("", arg(0)), false)
-		case "execveat":
-			prog[c.pid] = filepath.Base(at(arg(0), arg(1)))
-			add(c, action.OpExecute, at(arg(0), arg(1)), false)
+		case "execve", "execveat":
+			p := at("", arg(0))
+			if c.name == "execveat" {
+				p = at(arg(0), arg(1))
+			}
+			parent := progPath[c.pid]
+			prog[c.pid], progPath[c.pid] = filepath.Base(p), p
+			add(c, action.OpExecute, p, false)
+			out[len(out)-1].Parent = parent
 		}
 	}
 	return out, nil
+}
+
+// isDir reports whether p is a directory now, after the run.
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
 }
 
 // realParent makes the directory of p real where it still exists, so that a call through a
@@ -361,6 +378,7 @@ func TestDifferentialParse(t *testing.T) {
 11 openat(AT_FDCWD</ws/sub>, "/dev/fd/63", O_RDONLY) = 4<pipe:[123]>
 11 openat(AT_FDCWD</ws/sub>, ".", O_PATH) = 5</ws/sub>
 11 openat(AT_FDCWD</ws/sub>, "dir", O_RDONLY|O_NONBLOCK|O_CLOEXEC|O_DIRECTORY) = 5</ws/sub/dir>
+11 getdents64(5</ws/sub/dir>, 0x5581 /* 3 entries */, 32768) = 80
 11 openat2(AT_FDCWD</ws/sub>, "new", {flags=O_RDWR|O_CREAT|O_EXCL, mode=0600, resolve=0}, 24) = 6</ws/sub/new>
 10 openat(AT_FDCWD</ws/sub>, "d", O_RDONLY|O_DIRECTORY) = 3</ws/sub/d>
 10 fchdir(3</ws/sub/d>) = 0
@@ -384,11 +402,11 @@ func TestDifferentialParse(t *testing.T) {
 		if o.Dir {
 			s += " (dir)"
 		}
-		if o.Created {
-			s += " (created)"
-		}
 		if o.Onto != "" {
 			s += " onto " + o.Onto
+		}
+		if o.Parent != "" {
+			s += " from " + o.Parent
 		}
 		lines = append(lines, s)
 	}
@@ -398,11 +416,10 @@ func TestDifferentialParse(t *testing.T) {
 		"10 bash write /etc/hosts", // refused only because the test runs it as nobody
 		"11 bash write /ws/sub/out, with a comma.txt",
 		"10 bash write /ws/sub/d",
-		"11 cat execute /usr/bin/cat",
+		"11 cat execute /usr/bin/cat from /usr/bin/bash",
 		"11 cat read /ws/target",
-		"11 cat read /ws/sub/dir (dir)",
-		"11 cat write /ws/sub/new (created)",
-		"10 bash read /ws/sub/d (dir)",
+		"11 cat read /ws/sub/dir (dir)", // listed, not opened
+		"11 cat write /ws/sub/new",
 		"10 bash delete /ws/sub/d/gone",
 		"10 bash delete /ws/sub/d/e",
 		"10 bash delete /ws/sub/d/a onto /ws/b",
