@@ -610,18 +610,25 @@ func TestDifferentialStrace(t *testing.T) {
 	for _, c := range corpus {
 		inCorpus[c.command] = true
 	}
+	// Review decides in a workspace shared by every command and never run in (review only
+	// reads it); a command it allows gets a fresh one of its own, and is reviewed again there.
+	shared := differentialSession(t, straceWorkspace(t))
 	t.Run("corpus", func(t *testing.T) {
 		for _, c := range corpus {
 			t.Run(fmt.Sprintf("%s:%d", c.file, c.line), func(t *testing.T) {
 				t.Parallel()
-				d := straceWorkspace(t)
-				s := differentialSession(t, d)
-				v := r.Review(s, "Bash", map[string]any{"command": c.command})
+				args := map[string]any{"command": c.command}
+				first := r.Review(shared, "Bash", args)
 				mu.Lock()
 				reviewed[c.command] = true
 				mu.Unlock()
-				if v.Decision != verdict.Allow {
+				if first.Decision != verdict.Allow {
 					return // the rule is about what review lets run
+				}
+				d := straceWorkspace(t)
+				v := r.Review(differentialSession(t, d), "Bash", args)
+				if v.Decision != verdict.Allow {
+					t.Fatalf("%s\n  allowed in one fresh workspace and not in another: %s", c, v.Summary())
 				}
 				if out := outsideScratch(v.Effects, d); out != "" {
 					// The command runs for real: what review expects it to change must be the
