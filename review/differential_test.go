@@ -10,6 +10,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -235,8 +236,8 @@ func differentialSession(t *testing.T, d straceDirs) *review.Session {
 // runTraced runs command with bash under strace in the workspace and returns what it did.
 func runTraced(t *testing.T, d straceDirs, command string) []tracedEffect {
 	t.Helper()
-	// A bound, not a measurement: only a command that hangs comes near it.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	// A bound, not a measurement: only a command that waits (a server, a prompt) comes near it.
+	ctx, cancel := context.WithTimeout(context.Background(), straceBound)
 	defer cancel()
 	out := filepath.Join(filepath.Dir(d.ws), "strace.out")
 	cmd := exec.CommandContext(ctx, "strace", "-f", "-qq", "-y", "-s", "4096", "-e", "signal=none",
@@ -252,9 +253,14 @@ func runTraced(t *testing.T, d straceDirs, command string) []tracedEffect {
 	cmd.WaitDelay = 10 * time.Second
 	err := cmd.Run()
 	if ctx.Err() != nil {
-		t.Fatalf("%s did not finish: %v\n%s", command, ctx.Err(), output.Bytes())
-	}
-	if _, ok := err.(*exec.ExitError); err != nil && !ok {
+		// What it did until then is still judged. A traced process that left the process
+		// group (setsid) is ended by its id, as strace recorded it.
+		t.Errorf("%s\n  did not finish within %v (a server, or waiting for something); what it did until then is judged\n%s",
+			command, straceBound, output.Bytes())
+		for _, pid := range tracedPIDs(out) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	} else if _, ok := err.(*exec.ExitError); err != nil && !ok {
 		t.Fatalf("strace: %v\n%s", err, output.Bytes())
 	}
 	f, err := os.Open(out)
@@ -267,6 +273,27 @@ func runTraced(t *testing.T, d straceDirs, command string) []tracedEffect {
 		t.Fatal(err)
 	}
 	return obs
+}
+
+// straceBound is how long one command may run.
+const straceBound = time.Minute
+
+// tracedPIDs returns the processes a trace recorded.
+func tracedPIDs(trace string) []int {
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	seen := map[int]bool{}
+	for _, line := range strings.Split(string(data), "\n") {
+		field, _, _ := strings.Cut(line, " ")
+		if pid, err := strconv.Atoi(field); err == nil && pid > 0 && !seen[pid] {
+			seen[pid] = true
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // nobodyID is the user and group the corpus runs as when the test runs as root.
@@ -487,6 +514,10 @@ var ambientEffects = []ambientEffect{
 	{[]action.Op{action.OpRead}, "/etc/gitconfig", "git's system-wide configuration, read by every git command"},
 	{[]action.Op{action.OpRead}, "/usr/share/git-core/", "git's installed templates, read by git init"},
 	{[]action.Op{action.OpRead}, "/etc/magic", "libmagic's local database, read by file"},
+	{[]action.Op{action.OpRead}, "/etc/resolv.conf", "the resolver's configuration, read by every program that looks up a name"},
+	{[]action.Op{action.OpRead}, "/etc/hosts", "the resolver's static names, read by every program that looks up a name"},
+	{[]action.Op{action.OpRead}, "/etc/host.conf", "the resolver's configuration, read by every program that looks up a name"},
+	{[]action.Op{action.OpRead}, "/etc/gai.conf", "getaddrinfo's address preferences, read by every program that looks up a name"},
 	{[]action.Op{action.OpRead}, "/etc/ssl/openssl.cnf", "OpenSSL's configuration, read by every program linked with it (openssl, node)"},
 	{[]action.Op{action.OpRead}, "/etc/ssl/certs/", "the public CA certificates, read by TLS clients"},
 	{[]action.Op{action.OpRead}, "/usr/etc/npmrc", "npm's built-in global configuration"},
