@@ -27,13 +27,14 @@ import (
 )
 
 // The differential test checks review against the truth. Every command of the corpus
-// (testdata/corpus/*.txt) is reviewed as a Bash call in a fresh workspace with the example
-// hard blocks; each one review allows is then run for real by bash under strace -f, and every
-// path it opened, created, truncated, removed, renamed, linked, changed the metadata of or
-// executed must be covered by an effect review predicted. What every process does (the
-// dynamic loader, locale data, /dev/null, the programs review listed) is the narrow list
-// ambientEffects; what review is known to miss is differentialExceptions, each with its
-// reason, and the test fails when an exception no longer mismatches, so the list stays true.
+// (testdata/corpus/*.txt) is reviewed as a Bash call with the example hard blocks; each one
+// review allows is then run for real by bash under strace -f in a fresh workspace of its own
+// (and reviewed again there), and every path it opened, created, truncated, removed, renamed,
+// linked, changed the metadata of or executed must be covered by an effect review predicted.
+// What every process does (the dynamic loader, locale data, /dev/null, the programs review
+// listed) is the narrow list ambientEffects; what review is known to miss is
+// differentialExceptions, each with its reason, and the test fails when an exception no longer
+// mismatches, so the list stays true.
 //
 // The rules of coverage (predictedCovers, unexplained):
 //   - an observed operation needs a predicted effect of the same operation on the same path, or
@@ -52,8 +53,9 @@ import (
 //     cover listing it;
 //   - a delete of a path that did not exist before the run is covered: the run made it, and
 //     making it was judged. A delete of a path the run writes again is covered by a predicted
-//     write of it: replacing a file is writing it. A path made by the run and renamed onto a path review predicted a
-//     write of (sed -i's temporary, git's lock files, ln -sf) is covered by that write;
+//     write of it: replacing a file is writing it. A path made by the run and renamed onto a
+//     path review predicted a write of (sed -i's temporary, git's lock files, ln -sf) is
+//     covered by that write;
 //   - a call that failed touched nothing and is not an effect (a failed open of a file that
 //     does not exist reads no contents; a failed execve runs nothing), except a call refused
 //     for permission (EACCES, EPERM), which only running the command as nobody stopped;
@@ -64,7 +66,8 @@ import (
 //
 // The corpus runs for real. A command whose predicted writes or deletes leave the run's
 // directories is reported and not run, and under root (as in CI) the commands run as nobody,
-// who owns the run's directories and nothing else.
+// who owns the run's directories and nothing else. A command gets straceBound; one that does
+// not finish is reported with what it did until then.
 //
 // It needs bash, strace (Debian's) and git. Without them it skips, unless
 // WARDEN_DIFFERENTIAL=require (set by .ci/run), which makes their absence a failure.
