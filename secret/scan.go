@@ -230,9 +230,10 @@ func (sc *scanner) find(text string) {
 	}
 }
 
-// scanView scans sc.view, mapping its matches to raw positions.
+// scanView scans sc.view, mapping its matches to raw positions. The view is scanned in
+// place, not copied: nothing the scan keeps refers to it after.
 func (sc *scanner) scanView() {
-	sc.scan(&sc.sub, string(sc.view), sc.viewStart, sc.viewEnd)
+	sc.scan(&sc.sub, unsafe.String(unsafe.SliceData(sc.view), len(sc.view)), sc.viewStart, sc.viewEnd)
 }
 
 // scan classifies text into c and finds the indexed values in it. With starts and ends, text
