@@ -337,7 +337,8 @@ func hexDigits5(k uint64) bool {
 
 // firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
 // 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
-// through: four probes a step, each one load and two bits, and one branch for the four. It
+// through: four probes a step, each one load and two bits, and one branch for the four; with
+// AVX-512, sixteen a step in vectors (firstStageAVX512) before it. It
 // reads c without bounds checks: c holds n bytes and at least padding more, and a word index
 // is masked to len(first), a power of two.
 func firstStage(c []byte, n int, first []uint64, from int) int {
@@ -348,6 +349,15 @@ func firstStage(c []byte, n int, first []uint64, from int) int {
 	if len(c) < n+padding || len(first)&int(fmask) != 0 {
 		panic("secret: first filter stage out of bounds")
 	}
+	if vectorProbe && from+65 <= n {
+		from = firstStageAVX512(unsafe.SliceData(c), n, unsafe.SliceData(first), fmask, from)
+	}
+	return firstStageGo(c, n, first, from)
+}
+
+// firstStageGo is firstStage in Go, from from on; firstStage has checked the bounds.
+func firstStageGo(c []byte, n int, first []uint64, from int) int {
+	fmask := uint64(len(first) - 1)
 	text := unsafe.Pointer(unsafe.SliceData(c))
 	words := unsafe.Pointer(unsafe.SliceData(first))
 	bit := &bitOf
