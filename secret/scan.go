@@ -649,18 +649,8 @@ func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
 		bl &= bl >> 2
 		bl &= bl >> 4
 		bl &= bl >> 5
-		if h == ^uint64(0) {
-			fh.full(base)
-		} else {
-			lo := fh.close(base, h)
-			fh.inner(base, h, hl, lo)
-		}
-		if b == ^uint64(0) {
-			fb.full(base)
-		} else {
-			lo := fb.close(base, b)
-			fb.inner(base, b, bl, lo)
-		}
+		fh.block(base, h, hl)
+		fb.block(base, b, bl)
 	}
 	fh.end(len(c.text))
 	fb.end(len(c.text))
@@ -675,19 +665,32 @@ type runFinder struct {
 	out    []span
 }
 
-// full takes a block of ones at base.
-func (f *runFinder) full(base int) {
-	if f.open < 0 {
-		f.open = base
+// block takes the block at base, r its bits and long the bits where a run of minLen ones
+// starts inside it. It is written for the common block, of no long run: a few operations and
+// no call.
+func (f *runFinder) block(base int, r, long uint64) {
+	if r == ^uint64(0) {
+		if f.open < 0 {
+			f.open = base
+		}
+		return
+	}
+	lo := 0
+	if f.open >= 0 {
+		lo = f.close(base, r)
+	}
+	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
+	if top < 64 {
+		f.open = base + top
+	}
+	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
+		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
 	}
 }
 
 // close ends the run open from the block before at the first zero of r, the block at base,
-// and returns where it ended in the block (0 if none was open).
+// and returns where it ended in the block.
 func (f *runFinder) close(base int, r uint64) int {
-	if f.open < 0 {
-		return 0
-	}
 	lo := bits.TrailingZeros64(^r)
 	if base+lo-f.open >= f.minLen {
 		f.out = append(f.out, span{f.open, base + lo})
@@ -696,18 +699,9 @@ func (f *runFinder) close(base int, r uint64) int {
 	return lo
 }
 
-// inner appends the long runs inside the block at base from bit lo, given long, the bits where
-// a run of minLen ones starts inside it, and opens the run that reaches its top.
-func (f *runFinder) inner(base int, r, long uint64, lo int) {
-	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
-	if top < 64 {
-		f.open = base + top
-	}
-	x := long &^ (1<<lo - 1) & (1<<top - 1)
-	if x == 0 {
-		return
-	}
-	rest := r &^ (1<<lo - 1) & (1<<top - 1)
+// inner appends the long runs inside the block at base: rest is its bits of runs that start
+// and end inside it, x the bits where those of minLen ones or more start.
+func (f *runFinder) inner(base int, rest, x uint64) {
 	for x != 0 {
 		a := bits.TrailingZeros64(x)
 		length := bits.TrailingZeros64(^(rest >> a))
