@@ -633,8 +633,8 @@ func uncompactedIndex(u string, k int) int {
 // or more of the base64 alphabet. The runs are found 64 bytes at a time with bit
 // operations: a block without a long run inside costs a dozen operations a mask.
 func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
-	fh := runFinder{minLen: minHexRun, open: -1, out: hex}
-	fb := runFinder{minLen: minBase32Run, open: -1, out: b64}
+	fh := runFinder{minLen: minHexRun, out: hex}
+	fb := runFinder{minLen: minBase32Run, out: b64}
 	masks := c.masks
 	for i := 0; i+masksPerBlock <= len(masks); i += masksPerBlock {
 		base := i * (64 / masksPerBlock)
@@ -661,42 +661,29 @@ func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
 // starts of long runs with shifts for minLen; keep them in step.
 type runFinder struct {
 	minLen int
-	open   int // start of a run that reaches the end of the previous block, or -1
-	out    []span
+	// open is where the run of ones that reaches the end of the blocks taken so far starts:
+	// the next block's base if there is none, so that the run a block starts with needs no
+	// other case, and the branches are taken alike block after block (a branch on whether a
+	// run is open is a coin toss on text, and mispredicted half the time).
+	open int
+	out  []span
 }
 
 // block takes the block at base, r its bits and long the bits where a run of minLen ones
-// starts inside it. It is written for the common block, of no long run: a few operations and
-// no call.
+// starts inside it.
 func (f *runFinder) block(base int, r, long uint64) {
 	if r == ^uint64(0) {
-		if f.open < 0 {
-			f.open = base
-		}
-		return
+		return // the open run goes on
 	}
-	lo := 0
-	if f.open >= 0 {
-		lo = f.close(base, r)
-	}
-	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
-	if top < 64 {
-		f.open = base + top
-	}
-	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
-		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
-	}
-}
-
-// close ends the run open from the block before at the first zero of r, the block at base,
-// and returns where it ended in the block.
-func (f *runFinder) close(base int, r uint64) int {
-	lo := bits.TrailingZeros64(^r)
+	lo := bits.TrailingZeros64(^r) // the run open from before ends at lo
 	if base+lo-f.open >= f.minLen {
 		f.out = append(f.out, span{f.open, base + lo})
 	}
-	f.open = -1
-	return lo
+	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
+	f.open = base + top
+	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
+		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
+	}
 }
 
 // inner appends the long runs inside the block at base: rest is its bits of runs that start
@@ -712,7 +699,7 @@ func (f *runFinder) inner(base int, rest, x uint64) {
 
 // end closes a run that reaches the end of the text.
 func (f *runFinder) end(n int) {
-	if f.open >= 0 && n-f.open >= f.minLen {
+	if n-f.open >= f.minLen {
 		f.out = append(f.out, span{f.open, n})
 	}
 }
