@@ -248,11 +248,7 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	}
 	sc.hexRuns, sc.b64Runs = c.findRuns(sc.hexRuns[:0], sc.b64Runs[:0])
 	if ix := sc.m.ix8; ix != nil {
-		for _, r := range sc.hexRuns {
-			if from, to := c.rank(r.start), c.rank(r.end); to-from >= minHexRun {
-				sc.probeHex(ix, c, from, to)
-			}
-		}
+		sc.probeHexRuns(ix, c)
 	}
 	if starts != nil {
 		for i := from; i < len(sc.matches); i++ {
@@ -417,25 +413,69 @@ const minHexValueRun = 11
 // minHexRun is the shortest run of hex digits probed for hex forms of the values: 8 bytes.
 const minHexRun = 2 * minRunLen
 
-// probeHex probes the hex index ix8 (8-byte grams folded) at every eighth position of the
-// compacted text [from, to), a run of hex digits. A window is probed only if it can be hex of
-// the values' bytes (hexPlausible).
-func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to int) {
+// probeHexRuns probes the hex index ix8 (8-byte grams folded) at every eighth position of
+// each run of hex digits of the compacted text (sc.hexRuns, raw positions) of minHexRun or
+// more. A window is probed only if it can be hex of the values' bytes (hexPlausible).
+//
+// The index's first filter, of a thousand values' hex forms, is larger than the processor's
+// nearer caches, and a text of digests (a git log) lets a window in fourteen through
+// hexPlausible: one probe after another, each waits for its word from memory. The windows are
+// taken in batches instead, their words loaded in a loop of independent loads whose misses
+// overlap, and only then looked at closer, in the order of the text.
+func (sc *scanner) probeHexRuns(ix *gramIndex, c *classification) {
 	lo, hi := sc.m.hexLow, sc.m.hexHigh
-	text, first, fmask := c.compacted, ix.first, ix.fmask
-	if len(text) < to+padding || uint64(len(first)) != fmask+1 {
+	text := c.compacted
+	if len(text) < c.n+padding {
 		panic("secret: hex probe out of bounds")
 	}
 	base := unsafe.Pointer(unsafe.SliceData(text))
-	words := unsafe.Pointer(unsafe.SliceData(first))
-	for p := from; p+8 <= to; p += 8 {
-		k := *(*uint64)(unsafe.Add(base, p)) | foldMask
-		if !hexPlausible(k, lo, hi) {
+	var batch [64]hexProbe
+	nb := 0
+	for _, r := range sc.hexRuns {
+		from, to := c.rank(r.start), c.rank(r.end)
+		if to-from < minHexRun {
 			continue
 		}
-		h := (k ^ k>>31) * hashMul // gramHash(k, 8)
-		if m := firstBit(h); *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&m == m && ix.secondMayHold(h) {
-			sc.candidate(ix, c, p, k, h)
+		for p := from; p+8 <= to; p += 8 {
+			k := *(*uint64)(unsafe.Add(base, p)) | foldMask
+			if !hexPlausible(k, lo, hi) {
+				continue
+			}
+			batch[nb] = hexProbe{p: p, k: k, h: (k ^ k>>31) * hashMul} // gramHash(k, 8)
+			nb++
+			if nb == len(batch) {
+				sc.probeHexBatch(ix, c, &batch, nb)
+				nb = 0
+			}
+		}
+	}
+	sc.probeHexBatch(ix, c, &batch, nb)
+}
+
+// A hexProbe is a window of a hex run to probe: compacted position, folded gram and hash.
+type hexProbe struct {
+	p    int
+	k, h uint64
+}
+
+// probeHexBatch probes the first nb windows of batch (see probeHexRuns).
+func (sc *scanner) probeHexBatch(ix *gramIndex, c *classification, batch *[64]hexProbe, nb int) {
+	first, fmask := ix.first, ix.fmask
+	if uint64(len(first)) != fmask+1 {
+		panic("secret: hex probe out of bounds")
+	}
+	words := unsafe.Pointer(unsafe.SliceData(first))
+	var pass uint64
+	for i, b := range batch[:nb] {
+		if m := firstBit(b.h); *(*uint64)(unsafe.Add(words, (b.h>>40&fmask)*8))&m == m {
+			pass |= 1 << i
+		}
+	}
+	for pass != 0 {
+		b := &batch[bits.TrailingZeros64(pass)]
+		pass &= pass - 1
+		if ix.secondMayHold(b.h) {
+			sc.candidate(ix, c, b.p, b.k, b.h)
 		}
 	}
 }
