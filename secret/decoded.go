@@ -55,6 +55,16 @@ func (sc *scanner) decodeRuns(text string) {
 // as base64 of base64 does: base64 of random bytes passes one time in a hundred thousand,
 // base64 of JSON or prose rarely.
 func base64Inner(run string) bool {
+	// The first quantum without a branch: random bytes, text and identifiers nearly always
+	// fail it, at a place a loop's branches could not foresee.
+	v := &base64Value
+	_ = run[3]
+	d0, d1, d2, d3 := v[run[0]], v[run[1]], v[run[2]], v[run[3]]
+	q := uint32(d0)<<18 | uint32(d1)<<12 | uint32(d2)<<6 | uint32(d3)
+	b := &base64Byte
+	if b[byte(q>>16)]&b[byte(q>>8)]&b[byte(q)] == 0 || (d0|d1|d2|d3) < 0 {
+		return false
+	}
 	for q := 0; q < 12; q += 4 {
 		var v uint32
 		for i := q; i < q+4; i++ {
@@ -72,6 +82,16 @@ func base64Inner(run string) bool {
 	}
 	return true
 }
+
+// base64Byte is 1 for the bytes of the base64 alphabets, standard and URL-safe, else 0.
+var base64Byte = func() (t [256]uint8) {
+	for b := range t {
+		if byteClass[b]&clsBase64 != 0 || b == '-' || b == '_' {
+			t[b] = 1
+		}
+	}
+	return t
+}()
 
 // base64Value is each byte's value in the standard base64 alphabet, or -1.
 var base64Value = func() (t [256]int8) {
@@ -153,14 +173,13 @@ func (a base32Decoder) Decode(dst, src []byte) (int, error) {
 func (a base32Decoder) DecodedLen(n int) int { return n * 5 / 8 }
 
 // base32Fits returns the base32 alphabets (bit a for base32Alphabets[a]) that hold the run's
-// first quantum: one table load a character, and most runs (identifiers in mixed case,
-// words) fit none after two or three.
+// first quantum: one table load a character.
 func base32Fits(run string) uint8 {
-	fits := uint8(0xf)
-	for i := 0; i < 8 && fits != 0; i++ {
-		fits &= base32Alphabet[run[i]]
-	}
-	return fits
+	// eight loads and no branch: a loop that stops at the first misfit stops at a place
+	// the processor cannot foresee
+	t := &base32Alphabet
+	_ = run[7]
+	return t[run[0]] & t[run[1]] & t[run[2]] & t[run[3]] & t[run[4]] & t[run[5]] & t[run[6]] & t[run[7]]
 }
 
 var base32Alphabet = func() (t [256]uint8) {
