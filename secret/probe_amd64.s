@@ -98,3 +98,30 @@ done:
 	VZEROUPPER
 	MOVQ DX, ret+40(FP)
 	RET
+
+// func hexOkAVX512(p *byte, lo, hi uint64) uint64
+//
+// Bit i of the result: byte i of the 64 at p, folded to lower case (| 0x20), is in [lo, hi]
+// or is '0'. See hexPlausible.
+TEXT ·hexOkAVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), SI
+	MOVQ lo+8(FP), AX
+	MOVQ hi+16(FP), BX
+	VPBROADCASTB AX, Z1
+	VPBROADCASTB BX, Z2
+	MOVL         $0x20, AX
+	VPBROADCASTB AX, Z3
+	MOVL         $0x30, AX
+	VPBROADCASTB AX, Z4
+
+	VMOVDQU64 (SI), Z0
+	VPORQ     Z3, Z0, Z0
+	VPCMPUB   $5, Z1, Z0, K1 // >= lo
+	VPCMPUB   $2, Z2, Z0, K2 // <= hi
+	KANDQ     K1, K2, K1
+	VPCMPEQB  Z4, Z0, K3     // '0'
+	KORQ      K1, K3, K1
+	KMOVQ     K1, AX
+	VZEROUPPER
+	MOVQ      AX, ret+24(FP)
+	RET

@@ -9,3 +9,11 @@ const vectorProbe = false
 func firstStageAVX512(text *byte, n int, words *uint64, fmask uint64, from int) int {
 	panic("secret: no vector probes")
 }
+
+// vectorHex reports whether the windows of hex runs are judged on vector instructions.
+const vectorHex = false
+
+// hexOkAVX512 is not called without vectorHex.
+func hexOkAVX512(p *byte, lo, hi uint64) uint64 {
+	panic("secret: no vector hex windows")
+}

@@ -1,6 +1,7 @@
 package secret
 
 import (
+	"encoding/binary"
 	"math/rand/v2"
 	"testing"
 )
@@ -45,6 +46,38 @@ func TestFirstStageVectorIsGo(t *testing.T) {
 			if got, want := firstStage(c, n, first, from+1), firstStageGo(c, n, first, from+1); got != want {
 				t.Fatalf("round %d, n %d, from %d: vector %d, Go %d", round, n, from+1, got, want)
 			}
+		}
+	}
+}
+
+// TestHexWindowsVectorIsGo compares the windows the vector pass lets through with
+// hexPlausible's, on random hex text (biased to the digits values' bytes start with) and
+// every range of high nibbles.
+func TestHexWindowsVectorIsGo(t *testing.T) {
+	if !vectorHex {
+		t.Skip("no vector hex windows on this machine")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	buf := make([]byte, 64+7)
+	for round := range 20000 {
+		lo := byte('0' + rng.IntN(10))
+		hi := lo + byte(rng.IntN(int('9'-lo)+1))
+		alphabet := "0123456789abcdefABCDEFxX"
+		if round%2 == 0 {
+			alphabet = "00234567234567abc"
+		}
+		for i := range buf {
+			buf[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		w := plausibleWindows(hexOkAVX512(&buf[0], uint64(lo), uint64(hi)))
+		for j := range 8 {
+			k := binary.LittleEndian.Uint64(buf[8*j:]) | foldMask
+			if got, want := w>>(8*j+7)&1 == 1, hexPlausible(k, lo, hi); got != want {
+				t.Fatalf("%q window %d, high nibbles %c..%c: vector %v, hexPlausible %v", buf, j, lo, hi, got, want)
+			}
+		}
+		if w&^0x8080808080808080 != 0 {
+			t.Fatalf("%q: bits %x outside the windows' top bits", buf, w)
 		}
 	}
 }

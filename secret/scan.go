@@ -436,6 +436,27 @@ func (sc *scanner) probeHexRuns(ix *gramIndex, c *classification) {
 		if to-from < minHexRun {
 			continue
 		}
+		if vectorHex && hi <= '9' {
+			// eight windows a step: the bytes that can be high nibbles, then the windows
+			// they make plausible (bit 8j+7 for window j)
+			for p := from; p+8 <= to; p += 64 {
+				w := plausibleWindows(hexOkAVX512((*byte)(unsafe.Add(base, p)), uint64(lo), uint64(hi)))
+				if nw := (to - p) / 8; nw < 8 {
+					w &= 1<<(8*nw) - 1
+				}
+				for ; w != 0; w &= w - 1 {
+					q := p + bits.TrailingZeros64(w)/8*8
+					k := *(*uint64)(unsafe.Add(base, q)) | foldMask
+					batch[nb] = hexProbe{p: q, k: k, h: (k ^ k>>31) * hashMul} // gramHash(k, 8)
+					nb++
+					if nb == len(batch) {
+						sc.probeHexBatch(ix, c, &batch, nb)
+						nb = 0
+					}
+				}
+			}
+			continue
+		}
 		for p := from; p+8 <= to; p += 8 {
 			k := *(*uint64)(unsafe.Add(base, p)) | foldMask
 			if !hexPlausible(k, lo, hi) {
@@ -450,6 +471,20 @@ func (sc *scanner) probeHexRuns(ix *gramIndex, c *classification) {
 		}
 	}
 	sc.probeHexBatch(ix, c, &batch, nb)
+}
+
+// plausibleWindows returns, for ok the bits of 64 bytes that can be high nibbles of value
+// bytes or '0' (hexOkAVX512), bit 8j+7 set for each window of 8 bytes j that hexPlausible
+// lets through: the four even bytes of it are ok, or the four odd ones.
+func plausibleWindows(ok uint64) uint64 {
+	const even, odd = 0x5555555555555555, 0xaaaaaaaaaaaaaaaa
+	return zeroBytes(^(ok | odd)) | zeroBytes(^(ok | even))
+}
+
+// zeroBytes returns the top bit of each byte of x that is zero.
+func zeroBytes(x uint64) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	return ^((x&low7 + low7) | x | low7)
 }
 
 // A hexProbe is a window of a hex run to probe: compacted position, folded gram and hash.
