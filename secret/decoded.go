@@ -43,7 +43,7 @@ func (sc *scanner) decodeRuns(text string) {
 		}
 		if fits := base32Fits(run); fits != 0 {
 			for a := range base32Alphabets {
-				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.rawByte) {
+				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.textByte) {
 					sc.decodedView(text, r, base32Decoder(a), 8, 5)
 				}
 			}
@@ -194,23 +194,31 @@ var base32Alphabet = func() (t [256]uint8) {
 }()
 
 // base32Text reports whether a run's first quantum is base32 in alphabet a and decodes to
-// text: printable ASCII, tabs and line ends, or bytes the values hold.
-func base32Text(a int, run string, valueByte *[256]bool) bool {
+// text: printable ASCII, tabs and line ends, or bytes the values hold (textByte, see
+// matcher). It has no branch but its loop's: most runs that fit an alphabet do not decode to
+// text, at a byte the processor cannot foresee.
+func base32Text(a int, run string, textByte *[256]uint8) bool {
+	t := &base32Values[a]
+	_ = run[7]
 	var v uint64
+	var bad int8
 	for i := range 8 {
-		d := base32Values[a][run[i]]
-		if d < 0 {
-			return false
-		}
-		v = v<<5 | uint64(d)
+		d := t[run[i]]
+		bad |= d
+		v = v<<5 | uint64(d&31)
 	}
-	for shift := 32; shift >= 0; shift -= 8 {
-		if b := byte(v >> shift); (b < 0x20 || b > 0x7e) && b != '\t' && b != '\n' && b != '\r' && !valueByte[b] {
-			return false
-		}
-	}
-	return true
+	ok := textByte[byte(v>>32)] & textByte[byte(v>>24)] & textByte[byte(v>>16)] & textByte[byte(v>>8)] & textByte[byte(v)]
+	return ok != 0 && bad >= 0
 }
+
+// printableBytes is 1 for printable ASCII, tabs and line ends.
+var printableBytes = func() (t [256]uint8) {
+	for b := 0x20; b <= 0x7e; b++ {
+		t[b] = 1
+	}
+	t['\t'], t['\n'], t['\r'] = 1, 1, 1
+	return t
+}()
 
 // A decoder decodes base64 or base32 (*base64.Encoding, *base32.Encoding).
 type decoder interface {

@@ -33,7 +33,9 @@ type matcher struct {
 	// valueByte: the bytes of the indexed values (without separators). An escape matters
 	// only if it stands for one of them.
 	valueByte [256]bool
-	rawByte   [256]bool // the bytes of the indexed values, separators too
+	// textByte is 1 for the bytes that base32 of text may decode to (base32Text): printable
+	// ASCII, tabs and line ends, and the bytes of the indexed values, separators too.
+	textByte [256]uint8
 	// hexLow and hexHigh are the lowest and highest high nibble of a value byte, as hex
 	// digits, for hexPlausible.
 	hexLow, hexHigh byte
@@ -59,10 +61,10 @@ func buildMatcher(values map[int32]string) *matcher { return (*matcher)(nil).wit
 // indexes grow by segments (see gramIndex.with); the automaton of short values, small, is
 // built again.
 func (old *matcher) with(values map[int32]string) *matcher {
-	m := &matcher{hexLow: 0xff}
+	m := &matcher{hexLow: 0xff, textByte: printableBytes}
 	if old != nil {
 		m.vals, m.shortPatterns = slices.Clone(old.vals), slices.Clone(old.shortPatterns)
-		m.valueByte, m.rawByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.rawByte, old.hexLow, old.hexHigh, old.numeric
+		m.valueByte, m.textByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.textByte, old.hexLow, old.hexHigh, old.numeric
 		m.ix5, m.ix8, m.ixh, m.ixhb = old.ix5, old.ix8, old.ixh, old.ixhb
 	}
 	var n5, n8, nh, nhb []needleSource
@@ -96,7 +98,7 @@ func (old *matcher) with(values map[int32]string) *matcher {
 			m.valueByte[cv[i]] = true
 		}
 		for i := 0; i < len(v); i++ {
-			m.rawByte[v[i]] = true
+			m.textByte[v[i]] = 1
 			// hex forms hold every byte, separators too
 			d := "0123456789abcdef"[v[i]>>4]
 			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
