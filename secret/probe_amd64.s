@@ -19,7 +19,7 @@ GLOBL gramBytes<>(SB), RODATA|NOPTR, $64
 // Probes the first filter at from, from+4, ... sixteen grams a step (two vectors of eight),
 // while a step's bytes are within n, and returns the first position of the step that holds a
 // gram the filter may hold, or where it stopped. See firstStage, which it must agree with:
-// h = gram * hashMul; word h>>40 & fmask; bits h>>20 & 63 and h>>26 & 63.
+// h = gram * hashMul; word h>>40 & fmask; bits h>>20 & 63, h>>26 & 63 and h>>32 & 63.
 TEXT ·firstStageAVX512(SB), NOSPLIT, $0-48
 	MOVQ text+0(FP), SI
 	MOVQ n+8(FP), CX
@@ -60,21 +60,27 @@ loop:
 	VPGATHERQQ (DI)(Z2*8), K2, Z4
 	VPGATHERQQ (DI)(Z3*8), K3, Z5
 
-	// the two bits of each gram
-	VPSRLQ  $20, Z0, Z6
-	VPSRLQ  $26, Z0, Z7
-	VPANDQ  Z22, Z6, Z6
-	VPANDQ  Z22, Z7, Z7
-	VPSLLVQ Z6, Z23, Z6
-	VPSLLVQ Z7, Z23, Z7
-	VPORQ   Z6, Z7, Z6
-	VPSRLQ  $20, Z1, Z8
-	VPSRLQ  $26, Z1, Z9
-	VPANDQ  Z22, Z8, Z8
-	VPANDQ  Z22, Z9, Z9
-	VPSLLVQ Z8, Z23, Z8
-	VPSLLVQ Z9, Z23, Z9
-	VPORQ   Z8, Z9, Z8
+	// the three bits of each gram
+	VPSRLQ    $20, Z0, Z6
+	VPSRLQ    $26, Z0, Z7
+	VPSRLQ    $32, Z0, Z10
+	VPANDQ    Z22, Z6, Z6
+	VPANDQ    Z22, Z7, Z7
+	VPANDQ    Z22, Z10, Z10
+	VPSLLVQ   Z6, Z23, Z6
+	VPSLLVQ   Z7, Z23, Z7
+	VPSLLVQ   Z10, Z23, Z10
+	VPTERNLOGQ $0xfe, Z10, Z7, Z6 // Z6 | Z7 | Z10
+	VPSRLQ    $20, Z1, Z8
+	VPSRLQ    $26, Z1, Z9
+	VPSRLQ    $32, Z1, Z11
+	VPANDQ    Z22, Z8, Z8
+	VPANDQ    Z22, Z9, Z9
+	VPANDQ    Z22, Z11, Z11
+	VPSLLVQ   Z8, Z23, Z8
+	VPSLLVQ   Z9, Z23, Z9
+	VPSLLVQ   Z11, Z23, Z11
+	VPTERNLOGQ $0xfe, Z11, Z9, Z8 // Z8 | Z9 | Z11
 
 	// a gram passes where its bits are all set in its word: bits &^ word == 0
 	VPANDNQ   Z6, Z4, Z6

@@ -335,7 +335,7 @@ func hexDigits5(k uint64) bool {
 
 // firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
 // 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
-// through: four probes a step, each one load and two bits, and one branch for the four; with
+// through: four probes a step, each one load and three bits, and one branch for the four; with
 // AVX-512, sixteen a step in vectors (firstStageAVX512) before it. It
 // reads c without bounds checks: c holds n bytes and at least padding more, and a word index
 // is masked to len(first), a power of two.
@@ -367,10 +367,10 @@ func firstStageGo(c []byte, n int, first []uint64, from int) int {
 		k3 := *(*uint64)(unsafe.Add(text, p+12)) & (1<<40 - 1)
 		h0, h1, h2, h3 := k0*hashMul, k1*hashMul, k2*hashMul, k3*hashMul
 		// a table of bits rather than a shift by a variable, which x86 takes only from CL
-		m0 := bit[h0>>20&63] | bit[h0>>26&63]
-		m1 := bit[h1>>20&63] | bit[h1>>26&63]
-		m2 := bit[h2>>20&63] | bit[h2>>26&63]
-		m3 := bit[h3>>20&63] | bit[h3>>26&63]
+		m0 := bit[h0>>20&63] | bit[h0>>26&63] | bit[h0>>32&63]
+		m1 := bit[h1>>20&63] | bit[h1>>26&63] | bit[h1>>32&63]
+		m2 := bit[h2>>20&63] | bit[h2>>26&63] | bit[h2>>32&63]
+		m3 := bit[h3>>20&63] | bit[h3>>26&63] | bit[h3>>32&63]
 		b0 := *(*uint64)(unsafe.Add(words, (h0>>40&fmask)*8))&m0 ^ m0
 		b1 := *(*uint64)(unsafe.Add(words, (h1>>40&fmask)*8))&m1 ^ m1
 		b2 := *(*uint64)(unsafe.Add(words, (h2>>40&fmask)*8))&m2 ^ m2
@@ -391,7 +391,7 @@ func firstStageGo(c []byte, n int, first []uint64, from int) int {
 	for ; p+5 <= n; p += 4 {
 		k := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
 		h := k * hashMul
-		m := bit[h>>20&63] | bit[h>>26&63]
+		m := bit[h>>20&63] | bit[h>>26&63] | bit[h>>32&63]
 		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&m == m {
 			return p
 		}
