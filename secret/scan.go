@@ -647,23 +647,29 @@ func (sc *scanner) accept(nd *needle, k0, k1 int, text string, start, end int) (
 		return start, end, true
 	}
 	v := sc.m.vals[nd.val].v
-	u, ok := sc.encoded[nd]
-	if !ok {
-		if sc.encoded == nil {
-			sc.encoded = map[*needle]string{}
+	u0, u1 := k0, k1 // the run in the needle's encoding, separators and all
+	if !nd.form.separated(v) {
+		// the encoding is the needle: no need to make it
+		sc.work += int(nd.end - nd.start)
+	} else {
+		u, ok := sc.encoded[nd]
+		if !ok {
+			if sc.encoded == nil {
+				sc.encoded = map[*needle]string{}
+			}
+			u = nd.form.encode(v)
+			sc.encoded[nd] = u
 		}
-		u = nd.form.encode(v)
-		sc.encoded[nd] = u
-	}
-	sc.work += len(u)
-	u0, u1 := uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
-	// Separators at the run's ends that the text holds too are part of it: in URL-safe
-	// base64, '-' is data.
-	for u0 > 0 && start > 0 && isSeparator(u[u0-1]) && text[start-1] == u[u0-1] {
-		u0, start = u0-1, start-1
-	}
-	for u1 < len(u) && end < len(text) && isSeparator(u[u1]) && text[end] == u[u1] {
-		u1, end = u1+1, end+1
+		sc.work += len(u)
+		u0, u1 = uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
+		// Separators at the run's ends that the text holds too are part of it: in URL-safe
+		// base64, '-' is data.
+		for u0 > 0 && start > 0 && isSeparator(u[u0-1]) && text[start-1] == u[u0-1] {
+			u0, start = u0-1, start-1
+		}
+		for u1 < len(u) && end < len(text) && isSeparator(u[u1]) && text[end] == u[u1] {
+			u1, end = u1+1, end+1
+		}
 	}
 	b0, b1 := nd.form.valueBits(v, u0, u1)
 	if b1 <= b0 {
