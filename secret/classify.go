@@ -84,27 +84,66 @@ func compact(s string) string {
 
 // classifyGo classifies the blocks of src (len(src) is a multiple of 64, or the last partial
 // block) into masks and appends the kept bytes to dst at n, returning the new n. dst has room.
+//
+// Eight bytes at a time, their classes go into the bytes of one word, and each mask takes
+// its eight bits from it with a multiply (byteBits) rather than a shift and an or a byte.
 func classifyGo(src string, dst []byte, n int, masks []uint64) int {
+	cls := &byteClass
 	for blk := 0; blk*64 < len(src); blk++ {
 		var keep, hexRun, special, b64 uint64
 		block := src[blk*64:]
 		if len(block) > 64 {
 			block = block[:64]
 		}
-		for i := 0; i < len(block); i++ {
+		i := 0
+		for ; i+8 <= len(block); i += 8 {
+			b := block[i : i+8]
+			c0, c1, c2, c3 := cls[b[0]], cls[b[1]], cls[b[2]], cls[b[3]]
+			c4, c5, c6, c7 := cls[b[4]], cls[b[5]], cls[b[6]], cls[b[7]]
+			w := uint64(c0) | uint64(c1)<<8 | uint64(c2)<<16 | uint64(c3)<<24 |
+				uint64(c4)<<32 | uint64(c5)<<40 | uint64(c6)<<48 | uint64(c7)<<56
+			keep |= byteBits(w) << i
+			hexRun |= byteBits(w>>1) << i
+			special |= byteBits(w>>2) << i
+			b64 |= byteBits(w>>3) << i
+			// every byte is written, and the next written over it if it is not kept
+			_ = dst[n+7]
+			dst[n] = b[0]
+			n += int(c0 & 1)
+			dst[n] = b[1]
+			n += int(c1 & 1)
+			dst[n] = b[2]
+			n += int(c2 & 1)
+			dst[n] = b[3]
+			n += int(c3 & 1)
+			dst[n] = b[4]
+			n += int(c4 & 1)
+			dst[n] = b[5]
+			n += int(c5 & 1)
+			dst[n] = b[6]
+			n += int(c6 & 1)
+			dst[n] = b[7]
+			n += int(c7 & 1)
+		}
+		for ; i < len(block); i++ {
 			c := block[i]
-			cls := uint64(byteClass[c])
-			keep |= (cls & 1) << i
-			hexRun |= (cls >> 1 & 1) << i
-			special |= (cls >> 2 & 1) << i
-			b64 |= (cls >> 3 & 1) << i
+			cl := uint64(cls[c])
+			keep |= (cl & 1) << i
+			hexRun |= (cl >> 1 & 1) << i
+			special |= (cl >> 2 & 1) << i
+			b64 |= (cl >> 3 & 1) << i
 			dst[n] = c
-			n += int(cls & 1)
+			n += int(cl & 1)
 		}
 		m := masks[blk*masksPerBlock:]
 		m[maskKeep], m[maskHexRun], m[maskSpecial], m[maskBase64] = keep, hexRun, special, b64
 	}
 	return n
+}
+
+// byteBits returns bit 0 of each byte of w, byte j's as bit j.
+func byteBits(w uint64) uint64 {
+	return (w & 0x0101010101010101) * 0x0102040810204080 >> 56
 }
 
 // classification is the first pass's result for one text.

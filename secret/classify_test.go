@@ -113,3 +113,43 @@ func TestFindRuns(t *testing.T) {
 		}
 	}
 }
+
+// TestClassifyGoIsBytewise compares the Go pass, eight bytes a step, with the classes of the
+// bytes one at a time, on random texts of every length around the steps and blocks.
+func TestClassifyGoIsBytewise(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 5))
+	for round := range 2000 {
+		b := make([]byte, rng.IntN(200))
+		for i := range b {
+			b[i] = byte(rng.UintN(256))
+			if round%2 == 0 {
+				b[i] = " \t\n:,-0123456789abcdefxXgG%&\\\xe2\xef+/="[rng.IntN(34)]
+			}
+		}
+		s := string(b)
+		blocks := (len(s) + 63) / 64
+		got := make([]byte, len(s)+padding)
+		masks := make([]uint64, blocks*masksPerBlock)
+		n := classifyGo(s, got, 0, masks)
+		var want []byte
+		for i := 0; i < len(s); i++ {
+			cls := byteClass[s[i]]
+			if cls&clsKeep != 0 {
+				want = append(want, s[i])
+			}
+			for k := range masksPerBlock {
+				if bit := masks[i/64*masksPerBlock+k] >> (i % 64) & 1; bit != uint64(cls>>k&1) {
+					t.Fatalf("%q: byte %d, mask %d is %d, its class says %d", s, i, k, bit, cls>>k&1)
+				}
+			}
+		}
+		for k := range masks {
+			if blk := k / masksPerBlock; blk == blocks-1 && len(s)%64 != 0 && masks[k]>>(len(s)%64) != 0 {
+				t.Fatalf("%q: mask %d has bits past the text", s, k%masksPerBlock)
+			}
+		}
+		if string(got[:n]) != string(want) {
+			t.Fatalf("%q: compacted %q, want %q", s, got[:n], want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package secret
 import (
 	"encoding/base32"
 	"encoding/base64"
+	"slices"
+	"unsafe"
 )
 
 // Base32 and base64 of base64 are found by decoding: a run of the text's base64 alphabet is
@@ -37,12 +39,12 @@ func (sc *scanner) decodeRuns(text string) {
 	for _, r := range sc.decodedRuns {
 		run := text[r.start:r.end]
 		if len(run) >= minDoubleRun && base64Inner(run) {
-			sc.decodedView(text, r, base64.RawStdEncoding.DecodeString, 4, 3)
+			sc.decodedView(text, r, base64.RawStdEncoding, 4, 3)
 		}
 		if fits := base32Fits(run); fits != 0 {
-			for a, enc := range base32Alphabets {
-				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.rawByte) {
-					sc.decodedView(text, r, enc.DecodeString, 8, 5)
+			for a := range base32Alphabets {
+				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.textByte) {
+					sc.decodedView(text, r, base32Decoder(a), 8, 5)
 				}
 			}
 		}
@@ -53,6 +55,16 @@ func (sc *scanner) decodeRuns(text string) {
 // as base64 of base64 does: base64 of random bytes passes one time in a hundred thousand,
 // base64 of JSON or prose rarely.
 func base64Inner(run string) bool {
+	// The first quantum without a branch: random bytes, text and identifiers nearly always
+	// fail it, at a place a loop's branches could not foresee.
+	v := &base64Value
+	_ = run[3]
+	d0, d1, d2, d3 := v[run[0]], v[run[1]], v[run[2]], v[run[3]]
+	q := uint32(d0)<<18 | uint32(d1)<<12 | uint32(d2)<<6 | uint32(d3)
+	b := &base64Byte
+	if b[byte(q>>16)]&b[byte(q>>8)]&b[byte(q)] == 0 || (d0|d1|d2|d3) < 0 {
+		return false
+	}
 	for q := 0; q < 12; q += 4 {
 		var v uint32
 		for i := q; i < q+4; i++ {
@@ -70,6 +82,16 @@ func base64Inner(run string) bool {
 	}
 	return true
 }
+
+// base64Byte is 1 for the bytes of the base64 alphabets, standard and URL-safe, else 0.
+var base64Byte = func() (t [256]uint8) {
+	for b := range t {
+		if byteClass[b]&clsBase64 != 0 || b == '-' || b == '_' {
+			t[b] = 1
+		}
+	}
+	return t
+}()
 
 // base64Value is each byte's value in the standard base64 alphabet, or -1.
 var base64Value = func() (t [256]int8) {
@@ -104,15 +126,60 @@ var (
 	}()
 )
 
-// base32Fits returns the base32 alphabets (bit a for base32Alphabets[a]) that hold the run's
-// first quantum: one table load a character, and most runs (identifiers in mixed case,
-// words) fit none after two or three.
-func base32Fits(run string) uint8 {
-	fits := uint8(0xf)
-	for i := 0; i < 8 && fits != 0; i++ {
-		fits &= base32Alphabet[run[i]]
+// A base32Decoder decodes unpadded base32 of base32Alphabets[a] as its Decode does, without
+// the copy that Decode makes of its source to drop line ends (a run has none).
+type base32Decoder int
+
+// Decode decodes src into dst, which has room for DecodedLen(len(src)) bytes: whole quanta,
+// and a last partial one of 2, 4, 5 or 7 characters; a partial quantum of 1, 3 or 6 decodes
+// to nothing, as for the standard decoder without padding. A byte outside the alphabet is an
+// error.
+func (a base32Decoder) Decode(dst, src []byte) (int, error) {
+	values := &base32Values[a]
+	n := 0
+	for q := 0; q < len(src); q += 8 {
+		var v uint64
+		j := 0
+		for ; j < 8 && q+j < len(src); j++ {
+			d := values[src[q+j]]
+			if d < 0 {
+				return n, base32.CorruptInputError(q + j)
+			}
+			v = v<<5 | uint64(d)
+		}
+		v <<= 5 * uint(8-j)
+		var bytes int
+		switch j {
+		case 8:
+			bytes = 5
+		case 7:
+			bytes = 4
+		case 5:
+			bytes = 3
+		case 4:
+			bytes = 2
+		case 2:
+			bytes = 1
+		}
+		for b := range bytes {
+			dst[n] = byte(v >> (32 - 8*b))
+			n++
+		}
 	}
-	return fits
+	return n, nil
+}
+
+// DecodedLen is the most bytes n characters decode to.
+func (a base32Decoder) DecodedLen(n int) int { return n * 5 / 8 }
+
+// base32Fits returns the base32 alphabets (bit a for base32Alphabets[a]) that hold the run's
+// first quantum: one table load a character.
+func base32Fits(run string) uint8 {
+	// eight loads and no branch: a loop that stops at the first misfit stops at a place
+	// the processor cannot foresee
+	t := &base32Alphabet
+	_ = run[7]
+	return t[run[0]] & t[run[1]] & t[run[2]] & t[run[3]] & t[run[4]] & t[run[5]] & t[run[6]] & t[run[7]]
 }
 
 var base32Alphabet = func() (t [256]uint8) {
@@ -127,49 +194,67 @@ var base32Alphabet = func() (t [256]uint8) {
 }()
 
 // base32Text reports whether a run's first quantum is base32 in alphabet a and decodes to
-// text: printable ASCII, tabs and line ends, or bytes the values hold.
-func base32Text(a int, run string, valueByte *[256]bool) bool {
+// text: printable ASCII, tabs and line ends, or bytes the values hold (textByte, see
+// matcher). It has no branch but its loop's: most runs that fit an alphabet do not decode to
+// text, at a byte the processor cannot foresee.
+func base32Text(a int, run string, textByte *[256]uint8) bool {
+	t := &base32Values[a]
+	_ = run[7]
 	var v uint64
+	var bad int8
 	for i := range 8 {
-		d := base32Values[a][run[i]]
-		if d < 0 {
-			return false
-		}
-		v = v<<5 | uint64(d)
+		d := t[run[i]]
+		bad |= d
+		v = v<<5 | uint64(d&31)
 	}
-	for shift := 32; shift >= 0; shift -= 8 {
-		if b := byte(v >> shift); (b < 0x20 || b > 0x7e) && b != '\t' && b != '\n' && b != '\r' && !valueByte[b] {
-			return false
-		}
+	ok := textByte[byte(v>>32)] & textByte[byte(v>>24)] & textByte[byte(v>>16)] & textByte[byte(v>>8)] & textByte[byte(v)]
+	return ok != 0 && bad >= 0
+}
+
+// printableBytes is 1 for printable ASCII, tabs and line ends.
+var printableBytes = func() (t [256]uint8) {
+	for b := 0x20; b <= 0x7e; b++ {
+		t[b] = 1
 	}
-	return true
+	t['\t'], t['\n'], t['\r'] = 1, 1, 1
+	return t
+}()
+
+// A decoder decodes base64 or base32 (*base64.Encoding, *base32.Encoding).
+type decoder interface {
+	Decode(dst, src []byte) (int, error)
+	DecodedLen(n int) int
 }
 
 // decodedView decodes the run r of text (in quanta of in characters for out bytes) and scans
 // it as a view: a decoded byte stands for its quantum's characters, and the last ones for
-// the padding after the run too.
-func (sc *scanner) decodedView(text string, r span, decode func(string) ([]byte, error), in, out int) {
+// the padding after the run too. It decodes into the scanner's buffer: a text without values
+// costs no allocation.
+func (sc *scanner) decodedView(text string, r span, enc decoder, in, out int) {
 	run := text[r.start:r.end]
-	decoded, err := decode(run)
+	// Decode only reads its source: the run's bytes are not copied.
+	src := unsafe.Slice(unsafe.StringData(run), len(run))
+	sc.view = slices.Grow(sc.view[:0], enc.DecodedLen(len(run)))[:enc.DecodedLen(len(run))]
+	n, err := enc.Decode(sc.view, src)
 	// a run whose last characters hold no whole byte: decoders refuse them
 	for drop := 1; err != nil && drop < in && drop < len(run); drop++ {
-		decoded, err = decode(run[:len(run)-drop])
+		n, err = enc.Decode(sc.view, src[:len(src)-drop])
 	}
-	if err != nil || len(decoded) == 0 {
+	if err != nil || n == 0 {
 		return
 	}
+	sc.view = sc.view[:n]
 	end := r.end
 	for end < len(text) && text[end] == '=' {
 		end++
 	}
-	sc.view = append(sc.view[:0], decoded...)
 	sc.viewStart, sc.viewEnd = sc.viewStart[:0], sc.viewEnd[:0]
-	for i := range decoded {
+	for i := range n {
 		q := r.start + i/out*in
 		sc.viewStart = append(sc.viewStart, int32(q))
 		sc.viewEnd = append(sc.viewEnd, int32(min(q+in, r.end)))
 	}
-	last := len(decoded) - 1
+	last := n - 1
 	for i := last; i >= 0 && int(sc.viewEnd[i]) == r.end; i-- {
 		sc.viewEnd[i] = int32(end)
 	}

@@ -21,11 +21,7 @@ func PhaseTimes(r *Registry, text string, n int) string {
 		t2 := time.Now()
 		c := &sc.cls
 		sc.hexRuns, sc.b64Runs = c.findRuns(sc.hexRuns[:0], sc.b64Runs[:0])
-		for _, r := range sc.hexRuns {
-			if from, to := c.rank(r.start), c.rank(r.end); to-from >= minHexRun {
-				sc.probeHex(m.ix8, c, from, to)
-			}
-		}
+		sc.probeHexRuns(m.ix8, c)
 		t3 := time.Now()
 		sc.decodeRuns(text)
 		t4 := time.Now()

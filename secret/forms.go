@@ -96,6 +96,24 @@ func (f form) encode(v string) string {
 	return ""
 }
 
+// separated reports whether f's encoding of v may hold separators, so that it differs from
+// its needle (see matcher.with): a value with separators as it is or reversed, and URL-safe
+// base64, whose alphabet holds '-'. Standard base64 and hex hold none.
+func (f form) separated(v string) bool {
+	switch f.kind {
+	case formPlain, formReversed:
+		for i := 0; i < len(v); i++ {
+			if isSeparator(v[i]) {
+				return true
+			}
+		}
+		return false
+	case formBase64:
+		return f.alt&1 == 1
+	}
+	return false
+}
+
 func b64(alt uint8) *base64.Encoding {
 	if alt&1 == 1 {
 		return base64.URLEncoding

@@ -33,7 +33,9 @@ type matcher struct {
 	// valueByte: the bytes of the indexed values (without separators). An escape matters
 	// only if it stands for one of them.
 	valueByte [256]bool
-	rawByte   [256]bool // the bytes of the indexed values, separators too
+	// textByte is 1 for the bytes that base32 of text may decode to (base32Text): printable
+	// ASCII, tabs and line ends, and the bytes of the indexed values, separators too.
+	textByte [256]uint8
 	// hexLow and hexHigh are the lowest and highest high nibble of a value byte, as hex
 	// digits, for hexPlausible.
 	hexLow, hexHigh byte
@@ -59,10 +61,10 @@ func buildMatcher(values map[int32]string) *matcher { return (*matcher)(nil).wit
 // indexes grow by segments (see gramIndex.with); the automaton of short values, small, is
 // built again.
 func (old *matcher) with(values map[int32]string) *matcher {
-	m := &matcher{hexLow: 0xff}
+	m := &matcher{hexLow: 0xff, textByte: printableBytes}
 	if old != nil {
 		m.vals, m.shortPatterns = slices.Clone(old.vals), slices.Clone(old.shortPatterns)
-		m.valueByte, m.rawByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.rawByte, old.hexLow, old.hexHigh, old.numeric
+		m.valueByte, m.textByte, m.hexLow, m.hexHigh, m.numeric = old.valueByte, old.textByte, old.hexLow, old.hexHigh, old.numeric
 		m.ix5, m.ix8, m.ixh, m.ixhb = old.ix5, old.ix8, old.ixh, old.ixhb
 	}
 	var n5, n8, nh, nhb []needleSource
@@ -96,7 +98,7 @@ func (old *matcher) with(values map[int32]string) *matcher {
 			m.valueByte[cv[i]] = true
 		}
 		for i := 0; i < len(v); i++ {
-			m.rawByte[v[i]] = true
+			m.textByte[v[i]] = 1
 			// hex forms hold every byte, separators too
 			d := "0123456789abcdef"[v[i]>>4]
 			m.hexLow, m.hexHigh = min(m.hexLow, d), max(m.hexHigh, d)
@@ -230,9 +232,10 @@ func (sc *scanner) find(text string) {
 	}
 }
 
-// scanView scans sc.view, mapping its matches to raw positions.
+// scanView scans sc.view, mapping its matches to raw positions. The view is scanned in
+// place, not copied: nothing the scan keeps refers to it after.
 func (sc *scanner) scanView() {
-	sc.scan(&sc.sub, string(sc.view), sc.viewStart, sc.viewEnd)
+	sc.scan(&sc.sub, unsafe.String(unsafe.SliceData(sc.view), len(sc.view)), sc.viewStart, sc.viewEnd)
 }
 
 // scan classifies text into c and finds the indexed values in it. With starts and ends, text
@@ -247,11 +250,7 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	}
 	sc.hexRuns, sc.b64Runs = c.findRuns(sc.hexRuns[:0], sc.b64Runs[:0])
 	if ix := sc.m.ix8; ix != nil {
-		for _, r := range sc.hexRuns {
-			if from, to := c.rank(r.start), c.rank(r.end); to-from >= minHexRun {
-				sc.probeHex(ix, c, from, to)
-			}
-		}
+		sc.probeHexRuns(ix, c)
 	}
 	if starts != nil {
 		for i := from; i < len(sc.matches); i++ {
@@ -336,7 +335,8 @@ func hexDigits5(k uint64) bool {
 
 // firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
 // 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
-// through: four probes a step, each one load and two bits, and one branch for the four. It
+// through: four probes a step, each one load and three bits, and one branch for the four; with
+// AVX-512, sixteen a step in vectors (firstStageAVX512) before it. It
 // reads c without bounds checks: c holds n bytes and at least padding more, and a word index
 // is masked to len(first), a power of two.
 func firstStage(c []byte, n int, first []uint64, from int) int {
@@ -347,6 +347,15 @@ func firstStage(c []byte, n int, first []uint64, from int) int {
 	if len(c) < n+padding || len(first)&int(fmask) != 0 {
 		panic("secret: first filter stage out of bounds")
 	}
+	if vectorProbe && from+65 <= n {
+		from = firstStageAVX512(unsafe.SliceData(c), n, unsafe.SliceData(first), fmask, from)
+	}
+	return firstStageGo(c, n, first, from)
+}
+
+// firstStageGo is firstStage in Go, from from on; firstStage has checked the bounds.
+func firstStageGo(c []byte, n int, first []uint64, from int) int {
+	fmask := uint64(len(first) - 1)
 	text := unsafe.Pointer(unsafe.SliceData(c))
 	words := unsafe.Pointer(unsafe.SliceData(first))
 	bit := &bitOf
@@ -358,10 +367,10 @@ func firstStage(c []byte, n int, first []uint64, from int) int {
 		k3 := *(*uint64)(unsafe.Add(text, p+12)) & (1<<40 - 1)
 		h0, h1, h2, h3 := k0*hashMul, k1*hashMul, k2*hashMul, k3*hashMul
 		// a table of bits rather than a shift by a variable, which x86 takes only from CL
-		m0 := bit[h0>>20&63] | bit[h0>>26&63]
-		m1 := bit[h1>>20&63] | bit[h1>>26&63]
-		m2 := bit[h2>>20&63] | bit[h2>>26&63]
-		m3 := bit[h3>>20&63] | bit[h3>>26&63]
+		m0 := bit[h0>>20&63] | bit[h0>>26&63] | bit[h0>>32&63]
+		m1 := bit[h1>>20&63] | bit[h1>>26&63] | bit[h1>>32&63]
+		m2 := bit[h2>>20&63] | bit[h2>>26&63] | bit[h2>>32&63]
+		m3 := bit[h3>>20&63] | bit[h3>>26&63] | bit[h3>>32&63]
 		b0 := *(*uint64)(unsafe.Add(words, (h0>>40&fmask)*8))&m0 ^ m0
 		b1 := *(*uint64)(unsafe.Add(words, (h1>>40&fmask)*8))&m1 ^ m1
 		b2 := *(*uint64)(unsafe.Add(words, (h2>>40&fmask)*8))&m2 ^ m2
@@ -382,7 +391,7 @@ func firstStage(c []byte, n int, first []uint64, from int) int {
 	for ; p+5 <= n; p += 4 {
 		k := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
 		h := k * hashMul
-		m := bit[h>>20&63] | bit[h>>26&63]
+		m := bit[h>>20&63] | bit[h>>26&63] | bit[h>>32&63]
 		if *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&m == m {
 			return p
 		}
@@ -406,25 +415,104 @@ const minHexValueRun = 11
 // minHexRun is the shortest run of hex digits probed for hex forms of the values: 8 bytes.
 const minHexRun = 2 * minRunLen
 
-// probeHex probes the hex index ix8 (8-byte grams folded) at every eighth position of the
-// compacted text [from, to), a run of hex digits. A window is probed only if it can be hex of
-// the values' bytes (hexPlausible).
-func (sc *scanner) probeHex(ix *gramIndex, c *classification, from, to int) {
+// probeHexRuns probes the hex index ix8 (8-byte grams folded) at every eighth position of
+// each run of hex digits of the compacted text (sc.hexRuns, raw positions) of minHexRun or
+// more. A window is probed only if it can be hex of the values' bytes (hexPlausible).
+//
+// The index's first filter, of a thousand values' hex forms, is larger than the processor's
+// nearer caches, and a text of digests (a git log) lets a window in fourteen through
+// hexPlausible: one probe after another, each waits for its word from memory. The windows are
+// taken in batches instead, their words loaded in a loop of independent loads whose misses
+// overlap, and only then looked at closer, in the order of the text.
+func (sc *scanner) probeHexRuns(ix *gramIndex, c *classification) {
 	lo, hi := sc.m.hexLow, sc.m.hexHigh
-	text, first, fmask := c.compacted, ix.first, ix.fmask
-	if len(text) < to+padding || uint64(len(first)) != fmask+1 {
+	text := c.compacted
+	if len(text) < c.n+padding {
 		panic("secret: hex probe out of bounds")
 	}
 	base := unsafe.Pointer(unsafe.SliceData(text))
-	words := unsafe.Pointer(unsafe.SliceData(first))
-	for p := from; p+8 <= to; p += 8 {
-		k := *(*uint64)(unsafe.Add(base, p)) | foldMask
-		if !hexPlausible(k, lo, hi) {
+	var batch [64]hexProbe
+	nb := 0
+	for _, r := range sc.hexRuns {
+		from, to := c.rank(r.start), c.rank(r.end)
+		if to-from < minHexRun {
 			continue
 		}
-		h := (k ^ k>>31) * hashMul // gramHash(k, 8)
-		if m := firstBit(h); *(*uint64)(unsafe.Add(words, (h>>40&fmask)*8))&m == m && ix.secondMayHold(h) {
-			sc.candidate(ix, c, p, k, h)
+		if vectorHex && hi <= '9' {
+			// eight windows a step: the bytes that can be high nibbles, then the windows
+			// they make plausible (bit 8j+7 for window j)
+			for p := from; p+8 <= to; p += 64 {
+				w := plausibleWindows(hexOkAVX512((*byte)(unsafe.Add(base, p)), uint64(lo), uint64(hi)))
+				if nw := (to - p) / 8; nw < 8 {
+					w &= 1<<(8*nw) - 1
+				}
+				for ; w != 0; w &= w - 1 {
+					q := p + bits.TrailingZeros64(w)/8*8
+					k := *(*uint64)(unsafe.Add(base, q)) | foldMask
+					batch[nb] = hexProbe{p: q, k: k, h: (k ^ k>>31) * hashMul} // gramHash(k, 8)
+					nb++
+					if nb == len(batch) {
+						sc.probeHexBatch(ix, c, &batch, nb)
+						nb = 0
+					}
+				}
+			}
+			continue
+		}
+		for p := from; p+8 <= to; p += 8 {
+			k := *(*uint64)(unsafe.Add(base, p)) | foldMask
+			if !hexPlausible(k, lo, hi) {
+				continue
+			}
+			batch[nb] = hexProbe{p: p, k: k, h: (k ^ k>>31) * hashMul} // gramHash(k, 8)
+			nb++
+			if nb == len(batch) {
+				sc.probeHexBatch(ix, c, &batch, nb)
+				nb = 0
+			}
+		}
+	}
+	sc.probeHexBatch(ix, c, &batch, nb)
+}
+
+// plausibleWindows returns, for ok the bits of 64 bytes that can be high nibbles of value
+// bytes or '0' (hexOkAVX512), bit 8j+7 set for each window of 8 bytes j that hexPlausible
+// lets through: the four even bytes of it are ok, or the four odd ones.
+func plausibleWindows(ok uint64) uint64 {
+	const even, odd = 0x5555555555555555, 0xaaaaaaaaaaaaaaaa
+	return zeroBytes(^(ok | odd)) | zeroBytes(^(ok | even))
+}
+
+// zeroBytes returns the top bit of each byte of x that is zero.
+func zeroBytes(x uint64) uint64 {
+	const low7 = 0x7f7f7f7f7f7f7f7f
+	return ^((x&low7 + low7) | x | low7)
+}
+
+// A hexProbe is a window of a hex run to probe: compacted position, folded gram and hash.
+type hexProbe struct {
+	p    int
+	k, h uint64
+}
+
+// probeHexBatch probes the first nb windows of batch (see probeHexRuns).
+func (sc *scanner) probeHexBatch(ix *gramIndex, c *classification, batch *[64]hexProbe, nb int) {
+	first, fmask := ix.first, ix.fmask
+	if uint64(len(first)) != fmask+1 {
+		panic("secret: hex probe out of bounds")
+	}
+	words := unsafe.Pointer(unsafe.SliceData(first))
+	var pass uint64
+	for i, b := range batch[:nb] {
+		if m := firstBit(b.h); *(*uint64)(unsafe.Add(words, (b.h>>40&fmask)*8))&m == m {
+			pass |= 1 << i
+		}
+	}
+	for pass != 0 {
+		b := &batch[bits.TrailingZeros64(pass)]
+		pass &= pass - 1
+		if ix.secondMayHold(b.h) {
+			sc.candidate(ix, c, b.p, b.k, b.h)
 		}
 	}
 }
@@ -559,23 +647,29 @@ func (sc *scanner) accept(nd *needle, k0, k1 int, text string, start, end int) (
 		return start, end, true
 	}
 	v := sc.m.vals[nd.val].v
-	u, ok := sc.encoded[nd]
-	if !ok {
-		if sc.encoded == nil {
-			sc.encoded = map[*needle]string{}
+	u0, u1 := k0, k1 // the run in the needle's encoding, separators and all
+	if !nd.form.separated(v) {
+		// the encoding is the needle: no need to make it
+		sc.work += int(nd.end - nd.start)
+	} else {
+		u, ok := sc.encoded[nd]
+		if !ok {
+			if sc.encoded == nil {
+				sc.encoded = map[*needle]string{}
+			}
+			u = nd.form.encode(v)
+			sc.encoded[nd] = u
 		}
-		u = nd.form.encode(v)
-		sc.encoded[nd] = u
-	}
-	sc.work += len(u)
-	u0, u1 := uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
-	// Separators at the run's ends that the text holds too are part of it: in URL-safe
-	// base64, '-' is data.
-	for u0 > 0 && start > 0 && isSeparator(u[u0-1]) && text[start-1] == u[u0-1] {
-		u0, start = u0-1, start-1
-	}
-	for u1 < len(u) && end < len(text) && isSeparator(u[u1]) && text[end] == u[u1] {
-		u1, end = u1+1, end+1
+		sc.work += len(u)
+		u0, u1 = uncompactedIndex(u, k0), uncompactedIndex(u, k1-1)+1
+		// Separators at the run's ends that the text holds too are part of it: in URL-safe
+		// base64, '-' is data.
+		for u0 > 0 && start > 0 && isSeparator(u[u0-1]) && text[start-1] == u[u0-1] {
+			u0, start = u0-1, start-1
+		}
+		for u1 < len(u) && end < len(text) && isSeparator(u[u1]) && text[end] == u[u1] {
+			u1, end = u1+1, end+1
+		}
 	}
 	b0, b1 := nd.form.valueBits(v, u0, u1)
 	if b1 <= b0 {
@@ -622,8 +716,8 @@ func uncompactedIndex(u string, k int) int {
 // or more of the base64 alphabet. The runs are found 64 bytes at a time with bit
 // operations: a block without a long run inside costs a dozen operations a mask.
 func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
-	fh := runFinder{minLen: minHexRun, open: -1, out: hex}
-	fb := runFinder{minLen: minBase32Run, open: -1, out: b64}
+	fh := runFinder{minLen: minHexRun, out: hex}
+	fb := runFinder{minLen: minBase32Run, out: b64}
 	masks := c.masks
 	for i := 0; i+masksPerBlock <= len(masks); i += masksPerBlock {
 		base := i * (64 / masksPerBlock)
@@ -638,18 +732,8 @@ func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
 		bl &= bl >> 2
 		bl &= bl >> 4
 		bl &= bl >> 5
-		if h == ^uint64(0) {
-			fh.full(base)
-		} else {
-			lo := fh.close(base, h)
-			fh.inner(base, h, hl, lo)
-		}
-		if b == ^uint64(0) {
-			fb.full(base)
-		} else {
-			lo := fb.close(base, b)
-			fb.inner(base, b, bl, lo)
-		}
+		fh.block(base, h, hl)
+		fb.block(base, b, bl)
 	}
 	fh.end(len(c.text))
 	fb.end(len(c.text))
@@ -660,43 +744,34 @@ func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
 // starts of long runs with shifts for minLen; keep them in step.
 type runFinder struct {
 	minLen int
-	open   int // start of a run that reaches the end of the previous block, or -1
-	out    []span
+	// open is where the run of ones that reaches the end of the blocks taken so far starts:
+	// the next block's base if there is none, so that the run a block starts with needs no
+	// other case, and the branches are taken alike block after block (a branch on whether a
+	// run is open is a coin toss on text, and mispredicted half the time).
+	open int
+	out  []span
 }
 
-// full takes a block of ones at base.
-func (f *runFinder) full(base int) {
-	if f.open < 0 {
-		f.open = base
+// block takes the block at base, r its bits and long the bits where a run of minLen ones
+// starts inside it.
+func (f *runFinder) block(base int, r, long uint64) {
+	if r == ^uint64(0) {
+		return // the open run goes on
 	}
-}
-
-// close ends the run open from the block before at the first zero of r, the block at base,
-// and returns where it ended in the block (0 if none was open).
-func (f *runFinder) close(base int, r uint64) int {
-	if f.open < 0 {
-		return 0
-	}
-	lo := bits.TrailingZeros64(^r)
+	lo := bits.TrailingZeros64(^r) // the run open from before ends at lo
 	if base+lo-f.open >= f.minLen {
 		f.out = append(f.out, span{f.open, base + lo})
 	}
-	f.open = -1
-	return lo
+	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
+	f.open = base + top
+	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
+		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
+	}
 }
 
-// inner appends the long runs inside the block at base from bit lo, given long, the bits where
-// a run of minLen ones starts inside it, and opens the run that reaches its top.
-func (f *runFinder) inner(base int, r, long uint64, lo int) {
-	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
-	if top < 64 {
-		f.open = base + top
-	}
-	x := long &^ (1<<lo - 1) & (1<<top - 1)
-	if x == 0 {
-		return
-	}
-	rest := r &^ (1<<lo - 1) & (1<<top - 1)
+// inner appends the long runs inside the block at base: rest is its bits of runs that start
+// and end inside it, x the bits where those of minLen ones or more start.
+func (f *runFinder) inner(base int, rest, x uint64) {
 	for x != 0 {
 		a := bits.TrailingZeros64(x)
 		length := bits.TrailingZeros64(^(rest >> a))
@@ -707,7 +782,7 @@ func (f *runFinder) inner(base int, r, long uint64, lo int) {
 
 // end closes a run that reaches the end of the text.
 func (f *runFinder) end(n int) {
-	if f.open >= 0 && n-f.open >= f.minLen {
+	if n-f.open >= f.minLen {
 		f.out = append(f.out, span{f.open, n})
 	}
 }

@@ -33,8 +33,10 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 	for k := 0; k*masksPerBlock < len(c.masks); k++ {
 		for s := c.masks[k*masksPerBlock+maskSpecial]; s != 0; s &= s - 1 {
 			i := k*64 + bits.TrailingZeros64(s)
-			if text[i] == '\\' && i+1 < len(text) && controlEscape[text[i+1]] {
-				continue // \n, \t...: a separator, which no run holds
+			if text[i] == '\\' && i+1 < len(text) {
+				if e := text[i+1]; controlEscape[e] || quoteEscape[e] && !sc.m.valueByte[e] {
+					continue // \n, \t...: a separator, which no run holds; \" or \/ of a byte no value holds
+				}
 			}
 			out, n, size := decodeEscape(text, i)
 			if size == 0 || n == 0 && i == 0 || n > 0 && !sc.m.valueByte[out[0]] {
@@ -54,7 +56,7 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 				if plus && !percent {
 					break
 				}
-				if escapeWindowMayMatch(sc.m, text, i, plus) {
+				if escapeWindowMayMatch(sc.m, c, text, i, plus) {
 					return true, percent
 				}
 			}
@@ -66,15 +68,28 @@ func (sc *scanner) escapesMatter(text string) (scan, plusSpace bool) {
 // controlEscape marks the letters of the backslash escapes of control characters.
 var controlEscape = [256]bool{'n': true, 't': true, 'r': true, 'b': true, 'f': true}
 
+// quoteEscape marks the bytes that a backslash before them stands for (see decodeEscape).
+var quoteEscape = [256]bool{'"': true, '\\': true, '/': true, '\'': true}
+
 // escapeWindowMayMatch decodes and compacts text around the escape at i and probes the main
 // index's filters where a run holding the escape has a gram (see escapesMatter). The window
 // of raw bytes starts small and doubles until it holds the 7 bytes before the escape and the
 // 11 after that the probes need (escapes and separators around may take many raw bytes for
 // few), or the text's ends.
-func escapeWindowMayMatch(m *matcher, text string, i int, plusSpace bool) bool {
+//
+// c is the classification of text: a window whose only special byte is the escape's is
+// taken from the compacted text, with the escape decoded, rather than decoded a byte at a
+// time.
+func escapeWindowMayMatch(m *matcher, c *classification, text string, i int, plusSpace bool) bool {
 	var small [64]byte
 	for before, after := 12, 20; ; before, after = 2*before, 2*after {
-		buf, w, q, from, to := escapeWindow(small[:0], text, i, plusSpace, before, after)
+		buf, w, q, from, to, ok := []byte(nil), 0, 0, 0, 0, false
+		if !plusSpace {
+			buf, w, q, from, to, ok = escapeWindowCompacted(small[:0], c, text, i, before, after)
+		}
+		if !ok {
+			buf, w, q, from, to = escapeWindow(small[:0], text, i, plusSpace, before, after)
+		}
 		if (q >= 7 || from == 0) && (w-q >= 11 || to == len(text)) {
 			for p := q - 7; p <= q+3; p += 4 {
 				if p >= 0 && p+5 <= w && m.mayStart(buf, p, w) {
@@ -121,6 +136,36 @@ func escapeWindow(buf []byte, text string, i int, plusSpace bool, before, after 
 	}
 	w = len(buf)
 	return append(buf, make([]byte, 8)...), w, q, from, to
+}
+
+// escapeWindowCompacted is escapeWindow without a query's plus, for a window whose only
+// special byte is the escape at i: it copies the compacted text on either side of the
+// escape. ok is false, and nothing done, if the window has another special byte.
+func escapeWindowCompacted(buf []byte, c *classification, text string, i, before, after int) (_ []byte, w, q, from, to int, ok bool) {
+	from, to = max(0, i-before), min(len(text), i+after)
+	for k := from / 64; k*64 < to; k++ {
+		lo, hi := max(from-k*64, 0), min(to-k*64, 64)
+		s := c.masks[k*masksPerBlock+maskSpecial] & (^uint64(0) << lo) & (^uint64(0) >> (64 - hi))
+		if k == i/64 {
+			s &^= 1 << (i % 64)
+		}
+		if s != 0 {
+			return buf, 0, 0, from, to, false
+		}
+	}
+	out, n, size := decodeEscape(text, i)
+	buf = append(buf, c.compacted[c.rank(from):c.rank(i)]...)
+	q = len(buf)
+	for _, b := range out[:n] {
+		if !isSeparator(b) {
+			buf = append(buf, b)
+		}
+	}
+	if i+size < to {
+		buf = append(buf, c.compacted[c.rank(i+size):c.rank(to)]...)
+	}
+	w = len(buf)
+	return append(buf, make([]byte, 8)...), w, q, from, to, true
 }
 
 // escapeView decodes text into sc.view, with each decoded byte's raw positions. With
