@@ -107,3 +107,47 @@ func TestSandboxSetupRefusesBadSettings(t *testing.T) {
 		}
 	}
 }
+
+// The banner says how many hard blocks the policy gives every tenant, and each tenant that
+// has more, and how an operator adds rules.
+func TestBannerReportsHardBlocks(t *testing.T) {
+	quick, err := policy.Parse("quickstart.yaml", examples.Quickstart)
+	if err != nil {
+		t.Fatal(err)
+	}
+	none, err := policy.Parse("none.yaml", []byte("version: 1\nbuiltins: [{name: files_read}]\ntenants: [{id: acme}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	more, err := policy.Parse("more.yaml", []byte(`version: 1
+builtins: [{name: files_read}]
+boundaries:
+  version: 1
+  hardBlocks:
+    - {id: dotenv, enabled: true, type: path, pattern: "**/.env", match: glob, operations: [read]}
+    - {id: off, enabled: false, type: path, pattern: "/srv/", match: prefix, operations: [read]}
+tenants:
+  - id: acme
+    boundaries:
+      version: 1
+      hardBlocks:
+        - {id: srv, enabled: true, type: path, pattern: "/srv/", match: prefix, operations: [write]}
+  - id: other
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		p    *policy.Policy
+		want string
+	}{
+		{quick, "12 rules from the policy for every tenant; a tenant's stored rules add to them"},
+		{none, "none in the policy for every tenant; a tenant's stored rules add to them"},
+		{more, "1 rule from the policy for every tenant, 2 for tenant acme; a tenant's stored rules add to them"},
+	}
+	for _, tt := range tests {
+		if got := hardBlocksSummary(tt.p); !strings.HasPrefix(got, tt.want) {
+			t.Errorf("%s: hardBlocksSummary = %q; want it to begin %q", tt.p.File, got, tt.want)
+		}
+	}
+}

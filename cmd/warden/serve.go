@@ -20,6 +20,7 @@ import (
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/gateway"
 	"github.com/wardenhq/warden/native"
@@ -227,6 +228,39 @@ func (st *stack) close() {
 	st.gate.Close()
 }
 
+// hardBlocksSummary says which hard blocks the policy gives its tenants, and how more are added.
+func hardBlocksSummary(p *policy.Policy) string {
+	rules, err := boundary.FromPolicy(p)
+	if err != nil { // parsePolicy has refused such a policy already; say so if one gets here
+		return "the policy's rules do not validate, so every call is blocked: " + err.Error()
+	}
+	count := func(d *boundary.Document) int {
+		n := 0
+		if d != nil {
+			for _, r := range d.HardBlocks {
+				if r.Enabled {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	var b strings.Builder
+	def := count(rules.For(""))
+	if def == 0 {
+		b.WriteString("none in the policy for every tenant")
+	} else {
+		fmt.Fprintf(&b, "%d %s from the policy for every tenant", def, plural(def, "rule", "rules"))
+	}
+	for t := range p.Tenants() {
+		if n := count(rules.For(t.ID)); n != def {
+			fmt.Fprintf(&b, ", %d for tenant %s", n, t.ID)
+		}
+	}
+	b.WriteString("; a tenant's stored rules add to them (warden boundaries set, PUT /api/v1/tenants/{tenant}/boundaries)")
+	return b.String()
+}
+
 // banner prints what the server runs with, and what is off.
 func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, workspaces string, sb *sandboxState) {
 	name := p.Name
@@ -257,6 +291,7 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked\n", st.Describe())
 	}
 	fmt.Fprintf(out, "warden: a pending approval waits %d ms before it denies\n", env.ApprovalTimeoutMS())
+	fmt.Fprintf(out, "warden: hard blocks: %s\n", hardBlocksSummary(p))
 	for _, s := range env.Switches() {
 		fmt.Fprintln(out, "warden: switch", s.Describe())
 	}
@@ -321,4 +356,12 @@ func bootstrapAdmin(ctx context.Context, db appStore, out io.Writer, now time.Ti
 	}
 	fmt.Fprintf(out, "warden: created an admin token; it is shown only now and stored only as a hash:\n%s\n", secret)
 	return nil
+}
+
+// plural picks the word for n things.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
