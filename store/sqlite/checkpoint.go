@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"os"
 	"time"
 )
 
@@ -21,17 +22,61 @@ const (
 	// walFallbackPages is the writer's own automatic checkpoint, in pages, should the
 	// background one fall behind (SQLite's default is 1000).
 	walFallbackPages = 10000
-	// walSizeLimit is what a WAL file is truncated to after a checkpoint empties it.
-	walSizeLimit = 64 << 20
+	// walSizeLimit is what a WAL file is truncated to when the WAL starts again from its
+	// beginning (SQLite's journal_size_limit): no more than walFallbackPages, so that the
+	// file only grows past walHardPages when the WAL itself holds that many (see bound).
+	walSizeLimit = walFallbackPages * walFrame
+	// walHardPages is the WAL's size, in pages, at which the writer stops and restarts it
+	// itself (see bound). SQLite's own fallback at walFallbackPages is passive: it gives up
+	// whenever another connection is checkpointing, and on a loaded machine the background
+	// checkpointer can be slow enough for thousands of pages to be written meanwhile.
+	walHardPages = walFallbackPages + 500
+	// walCheckEvery is how many writes apart the writer looks at the WAL's size.
+	walCheckEvery = 32
+	// walFrame is the size of one WAL frame of a 4 KiB page.
+	walFrame = 4096 + 24
 )
 
-// wrote counts a write and wakes the checkpointer every checkpointEvery writes.
+// wrote counts a write, keeps the WAL bounded (see bound) and wakes the checkpointer every
+// checkpointEvery writes. It is called with db.mu held.
 func (db *DB) wrote() {
-	if db.writes.Add(1)%checkpointEvery == 0 {
+	n := db.writes.Add(1)
+	db.bound(n)
+	if n%checkpointEvery == 0 {
 		select {
 		case db.kick <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// bound keeps the WAL at most about walHardPages long, whatever the load: every walCheckEvery
+// writes the writer (db.mu held, so this process writes nothing meanwhile) looks at the WAL
+// file's size, and past walHardPages runs a RESTART checkpoint, which copies the WAL back and
+// waits for readers to leave it so that the next write starts it again from the beginning. A
+// checkpoint that another connection is running makes it SQLITE_BUSY at once (the busy handler
+// is not called for the checkpoint lock), so it is tried again until the busy timeout; past
+// that the WAL is left to the next check. The file is cut to walSizeLimit whenever the WAL
+// starts again, so a file longer than walHardPages pages is a WAL that holds them.
+func (db *DB) bound(n int64) {
+	if n%walCheckEvery != 0 {
+		return
+	}
+	fi, err := os.Stat(db.path + "-wal")
+	if err != nil || fi.Size() <= walHardPages*walFrame {
+		return
+	}
+	deadline := time.Now().Add(db.opts.BusyTimeout)
+	for wait := 100 * time.Microsecond; ; wait = min(2*wait, 10*time.Millisecond) {
+		var busy, log, done int64
+		err := db.w.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint(RESTART)").Scan(&busy, &log, &done)
+		if err == nil && busy == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(wait)
 	}
 }
 
