@@ -20,7 +20,10 @@ type hub struct {
 	db *DB
 	// health is how long the listener waits for a notification before it checks that its
 	// connection still answers (a connection can die without the socket saying so).
-	health     time.Duration
+	health time.Duration
+	// pingWait is how long that check may take before the connection is taken for dead:
+	// apart from health, so that checking often does not mean giving up on a slow answer.
+	pingWait   time.Duration
 	backoffMax time.Duration
 
 	mu       sync.Mutex
@@ -31,6 +34,7 @@ type hub struct {
 
 	pid       atomic.Uint32 // the listening backend, for tests
 	reconnect atomic.Int64  // how many times it reconnected, for tests
+	pings     atomic.Int64  // health checks answered, for tests
 	wg        sync.WaitGroup
 }
 
@@ -49,7 +53,7 @@ type attempt struct {
 }
 
 func newHub(db *DB) *hub {
-	return &hub{db: db, health: 30 * time.Second, backoffMax: 5 * time.Second, watchers: map[string]map[*watcher]struct{}{}}
+	return &hub{db: db, health: 30 * time.Second, pingWait: 30 * time.Second, backoffMax: 5 * time.Second, watchers: map[string]map[*watcher]struct{}{}}
 }
 
 // ensure starts the listener if it is not running and waits until it listens; an error if its
@@ -163,10 +167,11 @@ func (h *hub) listen(ctx context.Context, conn *pgx.Conn) {
 				return
 			}
 			if pgconn.Timeout(err) && !conn.IsClosed() {
-				pctx, cancel := context.WithTimeout(ctx, h.health)
+				pctx, cancel := context.WithTimeout(ctx, h.pingWait)
 				err = conn.Ping(pctx)
 				cancel()
 				if err == nil {
+					h.pings.Add(1)
 					continue
 				}
 			}
