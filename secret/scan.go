@@ -197,8 +197,8 @@ type scanner struct {
 	viewStart, viewEnd []int32
 	// the runs of hex digits and of the base64 alphabet of the last text scanned
 	hexRuns, b64Runs []span
-	// the base64 runs of the text, kept while its views are scanned
-	decodedRuns []span
+	// the base64 and base32 runs of the text to decode, kept while their views are scanned
+	decodedRuns []decodeRun
 }
 
 type run struct{ align, end int }
