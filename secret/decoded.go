@@ -4,7 +4,6 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"slices"
-	"strings"
 	"unsafe"
 )
 
@@ -18,9 +17,6 @@ import (
 // characters for base64 of base64, text for base32. A base64 blob of random bytes or of JSON,
 // a run of hex digits (a digest, an id) and a long identifier are rejected at once.
 const (
-	// runsAhead is how many runs ahead decodeRuns loads a run's first byte.
-	runsAhead = 8
-
 	minDoubleRun = 16 // base64 of base64 of 8 bytes: 16 characters
 	minBase32Run = 13 // base32 of 8 bytes: 13 characters before its padding
 )
@@ -35,14 +31,7 @@ func (sc *scanner) decodeRuns(text string) {
 	sc.decodedRuns = sc.decodedRuns[:0]
 	textByte := &sc.m.textByte
 	h := 0
-	var ahead byte
-	for i, r := range sc.b64Runs {
-		// The text was classified long before, and a megabyte of it is out of the nearer
-		// caches by now: the start of a run some runs ahead is loaded early, so that its
-		// miss overlaps the work on this one.
-		if j := i + runsAhead; j < len(sc.b64Runs) {
-			ahead |= text[sc.b64Runs[j].start]
-		}
+	for _, r := range sc.b64Runs {
 		// A run within a run of hex digits (an id, a digest) is neither: both lists are sorted.
 		for h < len(sc.hexRuns) && sc.hexRuns[h].end < r.end {
 			h++
@@ -51,17 +40,21 @@ func (sc *scanner) decodeRuns(text string) {
 			continue
 		}
 		run := text[r.start:r.end]
-		// No branch on what a run holds until the verdict: a git log's names and paths
-		// fit a base32 alphabet about one time in two.
-		how := base32Texts(run, textByte) * decodeBase32
-		if base64First(run)&b2u(len(run) >= minDoubleRun) != 0 && base64Inner(run) {
-			how |= decodeBase64
+		var how uint8
+		if len(run) >= minDoubleRun && base64Inner(run) {
+			how = decodeBase64
+		}
+		if fits := base32Fits(run); fits != 0 {
+			for a := range base32Alphabets {
+				if fits&(1<<a) != 0 && base32Text(a, run, textByte) {
+					how |= decodeBase32 << a
+				}
+			}
 		}
 		if how != 0 {
 			sc.decodedRuns = append(sc.decodedRuns, decodeRun{r, how})
 		}
 	}
-	sc.touched = ahead
 	for _, d := range sc.decodedRuns {
 		if d.how&decodeBase64 != 0 {
 			sc.decodedView(text, d.span, base64.RawStdEncoding, 4, 3)
@@ -91,7 +84,14 @@ const (
 // as base64 of base64 does: base64 of random bytes passes one time in a hundred thousand,
 // base64 of JSON or prose rarely.
 func base64Inner(run string) bool {
-	if base64First(run) == 0 {
+	// The first quantum without a branch: random bytes, text and identifiers nearly always
+	// fail it, at a place a loop's branches could not foresee.
+	v := &base64Value
+	_ = run[3]
+	d0, d1, d2, d3 := v[run[0]], v[run[1]], v[run[2]], v[run[3]]
+	q := uint32(d0)<<18 | uint32(d1)<<12 | uint32(d2)<<6 | uint32(d3)
+	b := &base64Byte
+	if b[byte(q>>16)]&b[byte(q>>8)]&b[byte(q)] == 0 || (d0|d1|d2|d3) < 0 {
 		return false
 	}
 	for q := 0; q < 12; q += 4 {
@@ -110,27 +110,6 @@ func base64Inner(run string) bool {
 		}
 	}
 	return true
-}
-
-// base64First returns 1 if a run's first quantum (of four characters at least) is standard
-// base64 that decodes to bytes of a base64 alphabet, else 0. It has no branch: random bytes,
-// text and identifiers nearly always fail it, at a place a loop's branches could not foresee.
-func base64First(run string) uint8 {
-	v := &base64Value
-	_ = run[3]
-	d0, d1, d2, d3 := v[run[0]], v[run[1]], v[run[2]], v[run[3]]
-	q := uint32(d0)<<18 | uint32(d1)<<12 | uint32(d2)<<6 | uint32(d3)
-	b := &base64Byte
-	valid := uint8(^(d0 | d1 | d2 | d3)) >> 7 // 1 if no character is outside the alphabet
-	return b[byte(q>>16)] & b[byte(q>>8)] & b[byte(q)] & valid
-}
-
-// b2u is 1 for true and 0 for false.
-func b2u(b bool) uint8 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // base64Byte is 1 for the bytes of the base64 alphabets, standard and URL-safe, else 0.
@@ -222,63 +201,44 @@ func (a base32Decoder) Decode(dst, src []byte) (int, error) {
 // DecodedLen is the most bytes n characters decode to.
 func (a base32Decoder) DecodedLen(n int) int { return n * 5 / 8 }
 
-// base32Texts returns the base32 alphabets (bit a for base32Alphabets[a]) in which a run's
-// first quantum (of eight characters at least) is base32 that decodes to text: printable
-// ASCII, tabs and line ends, or bytes the values hold (textByte, see matcher). It has no
-// branch: most runs fit no alphabet, or one that does not decode them to text, at a byte the
-// processor cannot foresee. The upper and lower case alphabets of a kind decode alike, so
-// the quantum is decoded twice, not four times, by one table load a character (base32Char).
-func base32Texts(run string, textByte *[256]uint8) uint8 {
-	t := &base32Char
+// base32Fits returns the base32 alphabets (bit a for base32Alphabets[a]) that hold the run's
+// first quantum: one table load a character.
+func base32Fits(run string) uint8 {
+	// eight loads and no branch: a loop that stops at the first misfit stops at a place
+	// the processor cannot foresee
+	t := &base32Alphabet
 	_ = run[7]
-	var std, hex uint64
-	var seen uint16
-	for i := range 8 {
-		e := t[run[i]]
-		seen |= e
-		std = std<<5 | uint64(e&31)
-		hex = hex<<5 | uint64(e>>5&31)
-	}
-	stdText := textByte[byte(std>>32)] & textByte[byte(std>>24)] & textByte[byte(std>>16)] &
-		textByte[byte(std>>8)] & textByte[byte(std)]
-	hexText := textByte[byte(hex>>32)] & textByte[byte(hex>>24)] & textByte[byte(hex>>16)] &
-		textByte[byte(hex>>8)] & textByte[byte(hex)]
-	// bit a set where alphabet a holds every character
-	valid := ^(uint8(seen>>10&1)*0b0011 | uint8(seen>>11&1)*0b1100 |
-		uint8(seen>>12&1)*0b0101 | uint8(seen>>13&1)*0b1010)
-	return (stdText*0b0011 | hexText*0b1100) & valid & 0b1111
+	return t[run[0]] & t[run[1]] & t[run[2]] & t[run[3]] & t[run[4]] & t[run[5]] & t[run[6]] & t[run[7]]
 }
 
-// base32Char describes each byte for base32Texts: bits 0-4 its value in the base32 alphabet
-// (a letter of either case), bits 5-9 its value in base32hex, bit 10 set if it is in no case
-// of the alphabet, bit 11 if in no case of base32hex, bit 12 if it is a lower case letter,
-// bit 13 an upper case one.
-var base32Char = func() (t [256]uint16) {
-	for c := range t {
-		b := byte(c)
-		lower := b | 0x20
-		if 'a' <= lower && lower <= 'z' {
-			if b == lower {
-				t[c] |= 1 << 12
-			} else {
-				t[c] |= 1 << 13
+var base32Alphabet = func() (t [256]uint8) {
+	for a := range base32Values {
+		for c, d := range base32Values[a] {
+			if d >= 0 {
+				t[c] |= 1 << a
 			}
-		} else {
-			lower = b
-		}
-		if d := strings.IndexByte("abcdefghijklmnopqrstuvwxyz234567", lower); d >= 0 {
-			t[c] |= uint16(d)
-		} else {
-			t[c] |= 1 << 10
-		}
-		if d := strings.IndexByte("0123456789abcdefghijklmnopqrstuv", lower); d >= 0 {
-			t[c] |= uint16(d) << 5
-		} else {
-			t[c] |= 1 << 11
 		}
 	}
 	return t
 }()
+
+// base32Text reports whether a run's first quantum is base32 in alphabet a and decodes to
+// text: printable ASCII, tabs and line ends, or bytes the values hold (textByte, see
+// matcher). It has no branch but its loop's: most runs that fit an alphabet do not decode to
+// text, at a byte the processor cannot foresee.
+func base32Text(a int, run string, textByte *[256]uint8) bool {
+	t := &base32Values[a]
+	_ = run[7]
+	var v uint64
+	var bad int8
+	for i := range 8 {
+		d := t[run[i]]
+		bad |= d
+		v = v<<5 | uint64(d&31)
+	}
+	ok := textByte[byte(v>>32)] & textByte[byte(v>>24)] & textByte[byte(v>>16)] & textByte[byte(v>>8)] & textByte[byte(v)]
+	return ok != 0 && bad >= 0
+}
 
 // printableBytes is 1 for printable ASCII, tabs and line ends.
 var printableBytes = func() (t [256]uint8) {

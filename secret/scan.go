@@ -199,8 +199,6 @@ type scanner struct {
 	hexRuns, b64Runs []span
 	// the base64 and base32 runs of the text to decode, kept while their views are scanned
 	decodedRuns []decodeRun
-	// touched keeps the bytes decodeRuns loads ahead of its work, so that the loads are made
-	touched byte
 }
 
 type run struct{ align, end int }
