@@ -23,33 +23,62 @@ const (
 
 // decodeRuns scans the decoded views of the base64 and base32 runs of the text just scanned
 // (sc.b64Runs), which decoding replaces.
+//
+// A run is judged as it is met, and only the few to decode are kept (scanning a view
+// replaces sc.b64Runs): a git log has tens of thousands of runs a megabyte (paths, names,
+// digests), and nearly all of them are rejected by the cheap tests of their first quanta.
 func (sc *scanner) decodeRuns(text string) {
-	// A run within a run of hex digits (an id, a digest) is neither: both lists are sorted.
 	sc.decodedRuns = sc.decodedRuns[:0]
+	textByte := &sc.m.textByte
 	h := 0
 	for _, r := range sc.b64Runs {
+		// A run within a run of hex digits (an id, a digest) is neither: both lists are sorted.
 		for h < len(sc.hexRuns) && sc.hexRuns[h].end < r.end {
 			h++
 		}
 		if h < len(sc.hexRuns) && sc.hexRuns[h].start <= r.start {
 			continue
 		}
-		sc.decodedRuns = append(sc.decodedRuns, r)
-	}
-	for _, r := range sc.decodedRuns {
 		run := text[r.start:r.end]
+		var how uint8
 		if len(run) >= minDoubleRun && base64Inner(run) {
-			sc.decodedView(text, r, base64.RawStdEncoding, 4, 3)
+			how = decodeBase64
 		}
 		if fits := base32Fits(run); fits != 0 {
 			for a := range base32Alphabets {
-				if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.textByte) {
-					sc.decodedView(text, r, base32Decoder(a), 8, 5)
+				if fits&(1<<a) != 0 && base32Text(a, run, textByte) {
+					how |= decodeBase32 << a
 				}
+			}
+		}
+		if how != 0 {
+			sc.decodedRuns = append(sc.decodedRuns, decodeRun{r, how})
+		}
+	}
+	for _, d := range sc.decodedRuns {
+		if d.how&decodeBase64 != 0 {
+			sc.decodedView(text, d.span, base64.RawStdEncoding, 4, 3)
+		}
+		for a := range base32Alphabets {
+			if d.how&(decodeBase32<<a) != 0 {
+				sc.decodedView(text, d.span, base32Decoder(a), 8, 5)
 			}
 		}
 	}
 }
+
+// A decodeRun is a run of the text to decode, and how: decodeBase64 for base64 of base64,
+// decodeBase32<<a for base32 of base32Alphabets[a].
+type decodeRun struct {
+	span
+	how uint8
+}
+
+// The bits of decodeRun.how.
+const (
+	decodeBase64 = 1 << iota
+	decodeBase32 // and the three bits above it, one per base32 alphabet
+)
 
 // base64Inner reports whether a base64 run's first three quanta decode to base64 characters,
 // as base64 of base64 does: base64 of random bytes passes one time in a hundred thousand,

@@ -91,18 +91,20 @@
 // quanta look like base32 or base64 of base64 are decoded and scanned; a text with an escape
 // that stands for a byte of a value is scanned again decoded. Redact takes time linear in
 // the text. With a thousand values, a text that holds none of them is scanned without an
-// allocation and returned without a copy, at about 0.9 to 2.5 GB/s of one core on amd64 with
-// AVX-512 (git logs full of digests the slowest, prose the fastest) and 0.35 to 0.6 GB/s in
+// allocation and returned without a copy, at about 0.8 to 2.5 GB/s of one core on amd64 with
+// AVX-512 (git logs full of digests the slowest, prose the fastest) and 0.3 to 0.6 GB/s in
 // Go alone (purego). Measured by BenchmarkRedactClean on a shared two-core virtual machine
 // of a Turin-class (Zen 5) processor, the median of five runs of
 //
 //	go test -run XXX -bench RedactClean -benchtime 40x ./secret
 //
-// in cpu-MB/s: prose 2531, code 1269, json 1088, logs 1087, gitlog 862, base64 1019, mixed
-// 1159; with -tags purego 577, 465, 433, 414, 370, 403, 450 (the machine's load moved single
-// runs by a quarter either way). The index is immutable, so Redact takes no lock; a new
-// value grows it (a copy of its filters and the indexing of that value), a forgotten one
-// rebuilds it.
+// in cpu-MB/s: prose 2400, code 1240, json 1152, logs 985, gitlog 823, base64 984, mixed
+// 1117; with -tags purego 432, 441, 385, 335, 334, 347, 368 (with the machine loaded more
+// than twice over: single runs moved by a third either way, and earlier runs in a calmer
+// hour measured prose 2531, code 1269, json 1088, logs 1087, gitlog 862, base64 1019, mixed
+// 1159, and purego 577, 465, 433, 414, 370, 403, 450). The index is immutable, so Redact
+// takes no lock; a new value grows it (a copy of its filters and the indexing of that
+// value), a forgotten one rebuilds it.
 //
 // # Other decisions
 //

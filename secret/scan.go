@@ -197,8 +197,8 @@ type scanner struct {
 	viewStart, viewEnd []int32
 	// the runs of hex digits and of the base64 alphabet of the last text scanned
 	hexRuns, b64Runs []span
-	// the base64 runs of the text, kept while its views are scanned
-	decodedRuns []span
+	// the base64 and base32 runs of the text to decode, kept while their views are scanned
+	decodedRuns []decodeRun
 }
 
 type run struct{ align, end int }
@@ -559,10 +559,12 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 			if gramKey(a, int(e), ix.gram) != k {
 				continue
 			}
-			if entry&repeatedGram != 0 && sc.work > 8*n+1<<14 {
+			if entry&repeatedGram != 0 && sc.work > 8*n+1<<14 && seg.needleAt(e).longerThan(maxCheapPeriodic) {
 				// A periodic value in a text that repeats it costs its length at each probe;
 				// past a budget linear in the text, its repeated grams are passed over: its
-				// runs are still found by their other grams, at their ends.
+				// runs are still found by their other grams, at their ends. A short needle
+				// costs little at any probe, and may have no other gram at a probed
+				// position: its repeated grams are always looked at.
 				continue
 			}
 			i := 0 // bytes matched before p
@@ -599,6 +601,13 @@ func (sc *scanner) candidate(ix *gramIndex, c *classification, p int, k, h uint6
 		}
 	}
 }
+
+// maxCheapPeriodic is the longest needle whose repeated grams are looked at past the work
+// budget of a scan (see candidate): extending a run of it costs at most its length.
+const maxCheapPeriodic = 64
+
+// longerThan reports whether the needle has more than n bytes.
+func (nd *needle) longerThan(n int) bool { return int(nd.end-nd.start) > n }
 
 // neighbours probes the grams around compacted position p, where a shared gram was found: a
 // run of a value that holds the shared gram at p holds one of its own at p-3..p+3 (a run of
