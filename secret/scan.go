@@ -197,6 +197,8 @@ type scanner struct {
 	viewStart, viewEnd []int32
 	// the runs of hex digits and of the base64 alphabet of the last text scanned
 	hexRuns, b64Runs []span
+	// the compacted positions whose grams passed the main index's first filter, this scan
+	passes []int32
 	// the base64 and base32 runs of the text to decode, kept while their views are scanned
 	decodedRuns []decodeRun
 }
@@ -262,25 +264,58 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 
 // probe5 probes the main index at every fourth position of the compacted text, and the index
 // of hex values where the gram is made of hex digits.
+//
+// The positions whose grams pass the first filter are gathered first, and then looked at
+// closer a batch at a time: the second filter, like the first larger than the nearer caches,
+// is read for a whole batch in a loop of independent loads, whose misses overlap, before any
+// of them is looked at further, in the text's order as before.
 func (sc *scanner) probe5(ix *gramIndex, c *classification) {
+	passes := sc.passes[:0]
 	for p := 0; ; p += 4 {
 		p = firstStage(c.compacted, c.n, ix.first, p)
 		if p < 0 {
-			return
+			break
 		}
-		sc.probeAt(c, p)
+		passes = append(passes, int32(p))
+	}
+	sc.passes = passes
+	if len(c.compacted) < c.n+padding {
+		panic("secret: probe out of bounds")
+	}
+	text := unsafe.Pointer(unsafe.SliceData(c.compacted))
+	for len(passes) > 0 {
+		batch := passes[:min(len(passes), 64)]
+		passes = passes[len(batch):]
+		var here, routed uint64
+		for i, p := range batch {
+			k := *(*uint64)(unsafe.Add(text, p)) & (1<<40 - 1)
+			h, r := ix.secondRoutes(k * hashMul)
+			here |= b2u(h) << i
+			routed |= b2u(r) << i
+		}
+		for todo := here | routed; todo != 0; todo &= todo - 1 {
+			i := bits.TrailingZeros64(todo)
+			sc.probeAt(c, int(batch[i]), here>>i&1 != 0, routed>>i&1 != 0)
+		}
 	}
 }
 
-// probeAt looks closer at compacted position p, whose gram passed the first filter of ix5:
-// the second filter and the main index; where the gram is hex digits, the index of hex
-// values; and the index of their base64. A run of a hex value, or of its base64, of
-// minHexValueRun holds the 8 bytes at a fourth position.
-func (sc *scanner) probeAt(c *classification, p int) {
+// b2u is 1 for true and 0 for false.
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// probeAt looks closer at compacted position p, whose gram passed the first filter of ix5 and
+// whose reading of its second filter (secondRoutes) gave here and routed: the main index; where
+// the gram is hex digits, the index of hex values; and the index of their base64. A run of a
+// hex value, or of its base64, of minHexValueRun holds the 8 bytes at a fourth position.
+func (sc *scanner) probeAt(c *classification, p int, here, routed bool) {
 	m := sc.m
 	k := binary.LittleEndian.Uint64(c.compacted[p:]) & (1<<40 - 1)
 	h := k * hashMul
-	here, routed := m.ix5.secondRoutes(h)
 	if here {
 		sc.candidate(m.ix5, c, p, k, h)
 	}
