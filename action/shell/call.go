@@ -63,6 +63,9 @@ func (c *call) code(a arg, via string) {
 func (w *walker) call(st *state, c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	for _, as := range c.Assigns {
 		w.substs(st, as)
+		if as.Name != nil {
+			w.assignVar(as.Name.Value, assignValue(w, as), w.text(as), w.pos(as.Pos()))
+		}
 	}
 	for _, word := range c.Args {
 		w.substs(st, word)
@@ -241,18 +244,33 @@ func (w *walker) run(st *state, inv invocation) {
 	}
 	if strings.Contains(prog.val, "/") {
 		w.target(idx, s.dir, Execute, prog, "script run", false)
+		// a program run by a path is what it is: a link to rm is rm
+		if real := w.programAt(s.dir, prog); real != "" && real != name {
+			name, c.name = real, real
+			w.a.res.Commands[idx].Name = real
+		}
 	}
 	if isFunc {
 		w.callFunctions(st, prog.val)
 	}
 	p := lookup(name)
 	if p == nil {
+		if !isFunc && wrapperTable[name] == nil {
+			c.unknownProgram(rest)
+		}
 		return
 	}
-	if s.input != "" && p.kind >= kindChanges {
+	if s.input != "" && p.kind >= kindReads {
+		// the names xargs reads from its input are paths review cannot know
 		c.unknown(fmt.Sprintf("%s runs %s on arguments read from input", s.input, name))
 	}
 	p.invoke(c)
+	switch name {
+	case "cp", "ln", "link", "install":
+		if ps := p.g.parse(rest); len(ps.ops) >= 2 {
+			c.noteAlias(ps.ops[0], ps.ops[len(ps.ops)-1])
+		}
+	}
 	if s.exec && inv.shell {
 		st.dead = true
 	}

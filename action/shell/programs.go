@@ -186,17 +186,18 @@ func init() {
 	register(reads("l:H:r:m:", "language= highlight-line= line-range= map-syntax= theme= style= color= decorations= "+
 		"paging= tabs= wrap= terminal-width= file-name= diff-context= italic-text= pager="), "bat", "batcat")
 	register(reads("I:T:w:", "hide= ignore= format= sort= time= time-style= color=? block-size= quoting-style= "+
-		"indicator-style= width= tabsize= hyperlink=? recursive", "R", "recursive"), "ls", "dir", "vdir")
+		"indicator-style= width= tabsize= hyperlink=? recursive"), "ls", "dir", "vdir") // a listing reads no file: ls -R reads directories, not the files in them
 	register(&program{kind: kindReads, g: newGrammar("B:d:t:X:", "block-size= max-depth= threshold= exclude= "+
 		"exclude-from= time=? time-style= files0-from="), run: func(c *call, p *parsed) {
 		for _, a := range p.vals("X", "exclude-from", "files0-from") {
 			c.read(a, "du list", false)
 		}
+		// du, like ls -R and tree, lists: it reads directories and sizes, not the files
 		if len(p.ops) == 0 {
-			c.readDir("du (working directory)")
+			c.read(litArg(".", c.text, c.pos), "du (working directory)", false)
 		}
 		for _, a := range p.ops {
-			c.read(a, "du operand", true)
+			c.read(a, "du operand", false)
 		}
 	}}, "du")
 	register(&program{kind: kindReads, g: newGrammar("L:P:I:o:", "filelimit= timefmt= sort= charset= fromfile"),
@@ -205,10 +206,10 @@ func init() {
 				c.write(a, "tree -o", false)
 			}
 			if len(p.ops) == 0 {
-				c.readDir("tree (working directory)")
+				c.read(litArg(".", c.text, c.pos), "tree (working directory)", false)
 			}
 			for _, a := range p.ops {
-				c.read(a, "tree operand", true)
+				c.read(a, "tree operand", false)
 			}
 		}}, "tree")
 	register(&program{kind: kindReads, g: newGrammar("k:o:t:S:T:", "key= output= field-separator= buffer-size= "+

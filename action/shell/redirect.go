@@ -48,14 +48,17 @@ func (w *walker) redirects(idx int, st *state, redirs []*syntax.Redirect) {
 		default: // here-documents and here-strings
 			continue
 		}
-		a := w.word(r.Word)
 		why := "redirect " + r.Op.String()
 		if r.N != nil {
 			why = "redirect " + r.N.Value + r.Op.String()
 		}
-		for _, op := range ops {
-			if op != "" {
-				w.target(idx, st.dir, op, a, why, false)
+		// bash brace-expands a redirect target: > /{e..e}tc/x is > /etc/x (and more than one
+		// word is an error, but each is reported)
+		for _, a := range w.appendWord(nil, r.Word) {
+			for _, op := range ops {
+				if op != "" {
+					w.target(idx, st.dir, op, a, why, false)
+				}
 			}
 		}
 	}

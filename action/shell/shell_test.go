@@ -690,16 +690,16 @@ var programsTests = []testCase{
 	}},
 	{give: "find /srv -delete; find . -name '*.o' -delete; find /a /b -type f -exec rm {} \\;; find . -exec rm {} +", want: result{
 		Cmds:    []string{"find /srv -delete", "find . -name *.o -delete", "find /a /b -type f -exec rm {} ;", "find -exec: rm {}", "find . -exec rm {} +", "find -exec: rm {}"},
-		Effects: []string{"read /srv -r #0 find root", "delete /srv -r #0 find -delete", "read /w -r #1 find root", "delete /w -r #1 find -delete", "read /a -r #2 find root", "read /b -r #2 find root", "delete /a -r #3 rm operand", "delete /b -r #3 rm operand", "read /w -r #4 find root", "delete /w -r #5 rm operand"},
+		Effects: []string{"read /srv #0 find root", "delete /srv -r #0 find -delete", "read /w #1 find root", "delete /w -r #1 find -delete", "read /a #2 find root", "read /b #2 find root", "delete /a -r #3 rm operand", "delete /b -r #3 rm operand", "read /w #4 find root", "delete /w -r #5 rm operand"},
 	}},
 	{give: "find /srv -execdir rm {} \\;; find . -fprint out.txt; find . -exec grep -l x {} \\;; find . -exec {} \\;", want: result{
 		Cmds:     []string{"find /srv -execdir rm {} ;", "find -execdir: rm {}", "find . -fprint out.txt", "find . -exec grep -l x {} ;", "find -exec: grep -l x {}", "find . -exec {} ;"},
-		Effects:  []string{"read /srv -r #0 find root", "delete /srv -r #1 rm operand", "read /w -r #2 find root", "write /w/out.txt #2 find -fprint", "read /w -r #3 find root", "read /w -r #4 grep operand", "read /w -r #5 find root"},
+		Effects:  []string{"read /srv #0 find root", "delete /srv -r #1 rm operand", "read /w #2 find root", "write /w/out.txt #2 find -fprint", "read /w #3 find root", "read /w -r #4 grep operand", "read /w #5 find root"},
 		Unknowns: []string{"find -exec runs the found files as programs"},
 	}},
 	{give: "find /srv -exec sh -c 'rm \"$1\"' _ {} \\;", want: result{
 		Cmds:     []string{"find /srv -exec sh -c rm \"$1\" _ {} ;", "find -exec: sh -c rm \"$1\" _ {}", "sh -c: rm $1"},
-		Effects:  []string{"read /srv -r #0 find root"},
+		Effects:  []string{"read /srv #0 find root"},
 		Unknowns: []string{"rm's operand comes from an expansion"},
 	}},
 	{give: "git clean -fdx; git clean -n; git rm a b; git rm -r --cached c; git checkout -- x y; git checkout main", want: result{
@@ -717,15 +717,15 @@ var programsTests = []testCase{
 	}},
 	{give: "./deploy.sh --prod; /opt/x/run; bin/tool; sh x.sh; bash scripts/build.sh; python3 app.py; node server.js", want: result{
 		Cmds:    []string{"deploy.sh --prod", "run", "tool", "sh x.sh", "bash scripts/build.sh", "python3 app.py", "node server.js"},
-		Effects: []string{"execute /w/deploy.sh #0 script run", "execute /opt/x/run #1 script run", "execute /w/bin/tool #2 script run", "execute /w/x.sh #3 script run", "execute /w/scripts/build.sh #4 script run", "execute /w/app.py #5 script run", "execute /w/server.js #6 script run"},
+		Effects: []string{"execute /w/deploy.sh #0 script run", "execute /opt/x/run #1 script run", "execute /w/bin/tool #2 script run", "read /w/x.sh #3 script run", "execute /w/x.sh #3 script run", "read /w/scripts/build.sh #4 script run", "execute /w/scripts/build.sh #4 script run", "read /w/app.py #5 script run", "execute /w/app.py #5 script run", "read /w/server.js #6 script run", "execute /w/server.js #6 script run"},
 	}},
 	{give: "source venv/bin/activate; . ./env.sh", want: result{
 		Cmds:    []string{"source venv/bin/activate", ". ./env.sh"},
-		Effects: []string{"execute /w/venv/bin/activate #0 sourced script", "execute /w/env.sh #1 sourced script"},
+		Effects: []string{"read /w/venv/bin/activate #0 sourced script", "execute /w/venv/bin/activate #0 sourced script", "read /w/env.sh #1 sourced script", "execute /w/env.sh #1 sourced script"},
 	}},
 	{give: "ls -la /etc; ls -R src; du -sh dir; du; tree -L 2; tree -o out.txt", want: result{
 		Cmds:    []string{"ls -la /etc", "ls -R src", "du -sh dir", "du", "tree -L 2", "tree -o out.txt"},
-		Effects: []string{"read /etc #0 ls operand", "read /w/src -r #1 ls operand", "read /w/dir -r #2 du operand", "read /w -r #3 du (working directory)", "read /w -r #4 tree (working directory)", "write /w/out.txt #5 tree -o", "read /w -r #5 tree (working directory)"},
+		Effects: []string{"read /etc #0 ls operand", "read /w/src #1 ls operand", "read /w/dir #2 du operand", "read /w #3 du (working directory)", "read /w #4 tree (working directory)", "write /w/out.txt #5 tree -o", "read /w #5 tree (working directory)"},
 	}},
 	{give: "vim f.txt; nano g; vim -c ':!rm -rf /' h", want: result{
 		Cmds:     []string{"vim f.txt", "nano g", "vim -c :!rm -rf / h"},
@@ -820,11 +820,11 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "sh < install.sh", want: result{
 		Cmds:    []string{"sh"},
-		Effects: []string{"read /w/install.sh #0 redirect <", "execute /w/install.sh #0 script read from input"},
+		Effects: []string{"read /w/install.sh #0 redirect <", "read /w/install.sh #0 script read from input", "execute /w/install.sh #0 script read from input"},
 	}},
 	{give: "find . -name '*.bak' | xargs -I{} sh -c 'rm {}'", want: result{
 		Cmds:     []string{"find . -name *.bak", "xargs: sh -c rm {}"},
-		Effects:  []string{"read /w -r #0 find root"},
+		Effects:  []string{"read /w #0 find root"},
 		Unknowns: []string{"xargs runs sh on arguments read from input", "sh -c runs code read from input"},
 	}},
 	{give: "ls | xargs -n1 bash -c 'echo \"$0\"'", want: result{
@@ -888,7 +888,7 @@ var unknownsTests = []testCase{
 	}},
 	{give: "perl -pi -e 's/a/b/' f; perl -lane 'print' f; perl script.pl", want: result{
 		Cmds:     []string{"perl -pi -e s/a/b/ f", "perl -lane print f", "perl script.pl"},
-		Effects:  []string{"execute /w/script.pl #2 script run"},
+		Effects:  []string{"read /w/script.pl #2 script run", "execute /w/script.pl #2 script run"},
 		Unknowns: []string{"perl runs inline code (-e)", "perl runs inline code (-e)"},
 	}},
 	{give: "ruby -e 'x'; php -r 'x'; lua -e 'x'; osascript -e 'x'; pwsh -c 'x'; deno eval 'x'; bun -e 'x'", want: result{
@@ -914,8 +914,10 @@ var unknownsTests = []testCase{
 		Effects:  []string{"write /backup -r #1 cp target"},
 		Unknowns: []string{"xargs runs cp on arguments read from input"},
 	}},
+	// the names xargs reads are paths review cannot know: a reader fed them asks
 	{give: "ls | xargs echo; ls | xargs cat; ls | xargs", want: result{
-		Cmds: []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Cmds:     []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Unknowns: []string{"xargs runs cat on arguments read from input"},
 	}},
 	{give: "parallel rm ::: a b", want: result{
 		Cmds:     []string{"parallel: rm"},
@@ -990,18 +992,23 @@ var precisionTests = []testCase{
 	}},
 	{give: "go test ./...", want: result{
 		Cmds: []string{"go test ./..."},
+		// go is not in the table: its operands are read
+		Effects: []string{"read /w/test #0 go operand", "read /w/... #0 go operand"},
 	}},
 	{give: "make build", want: result{
-		Cmds: []string{"make build"},
+		Cmds:    []string{"make build"},
+		Effects: []string{"read /w/Makefile #0 makefile", "execute /w/Makefile #0 makefile"},
 	}},
 	{give: "npm run test -- --watch=false", want: result{
-		Cmds: []string{"npm run test -- --watch=false"},
+		Cmds:    []string{"npm run test -- --watch=false"},
+		Effects: []string{"read /w/run #0 npm operand", "read /w/test #0 npm operand", "read /w/false #0 npm --watch"},
 	}},
 	{give: "git status && git diff HEAD~1", want: result{
 		Cmds: []string{"git status", "git diff HEAD~1"},
 	}},
 	{give: "docker ps -a", want: result{
-		Cmds: []string{"docker ps -a"},
+		Cmds:    []string{"docker ps -a"},
+		Effects: []string{"read /w/ps #0 docker operand"},
 	}},
 	{give: "kill -9 $PID", want: result{
 		Cmds: []string{"kill -9 $PID"},

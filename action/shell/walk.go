@@ -26,6 +26,9 @@ type analyzer struct {
 	order    []*function // definitions in the order they were met
 	steps    int
 	stopped  bool
+	// aliases are programs copied or linked to a path by the command (ln -s /bin/rm r), by
+	// that path; "" when what was copied is not known.
+	aliases map[string]string
 }
 
 // function is a function definition met while walking.
@@ -265,10 +268,8 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 		switch c.Op {
 		case syntax.AndStmt, syntax.OrStmt:
 			// the right side may not run: what follows sees either state
-			w.stmt(st, c.X)
-			after := *st
-			w.stmt(st, c.Y)
-			*st = merge(after, *st)
+			ok, failed := w.list(st, c)
+			*st = merge(ok, failed)
 		default: // pipes: each side runs in a subshell
 			x, y := *st, *st
 			w.stmt(&x, c.X)
@@ -337,6 +338,35 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 		w.substs(st, c.Description)
 		w.stmt(st, c.Body)
 	}
+}
+
+// cond walks a list joined by && and ||, and returns the state after it succeeded and the
+// state after it failed. In a && b && c, c runs only where b ran and succeeded, so a cd in b is
+// known to c (mkdir -p x && cd x && touch f); what follows the whole list sees either state.
+// A command is assumed to leave the same state whether it succeeds or fails (a cd is assumed
+// to succeed).
+func (w *walker) cond(st *state, s *syntax.Stmt) (ok, failed state) {
+	b, isList := s.Cmd.(*syntax.BinaryCmd)
+	if !isList || len(s.Redirs) > 0 || s.Background || s.Coprocess || s.Disown || s.Negated ||
+		b.Op != syntax.AndStmt && b.Op != syntax.OrStmt {
+		w.stmt(st, s)
+		return *st, *st
+	}
+	if !w.step(s) {
+		return *st, *st
+	}
+	return w.list(st, b)
+}
+
+// list is cond for a && or || list.
+func (w *walker) list(st *state, b *syntax.BinaryCmd) (ok, failed state) {
+	xok, xfailed := w.cond(st, b.X)
+	if b.Op == syntax.AndStmt {
+		yok, yfailed := w.cond(&xok, b.Y)
+		return yok, merge(xfailed, yfailed)
+	}
+	yok, yfailed := w.cond(&xfailed, b.Y)
+	return merge(xok, yok), yfailed
 }
 
 // compoundRedirects records the redirections of a compound command, or of a statement with
@@ -476,6 +506,9 @@ func (w *walker) decl(st *state, c *syntax.DeclClause) {
 	args := make([]string, 0, len(c.Args))
 	for _, as := range c.Args {
 		w.substs(st, as)
+		if as.Name != nil && !as.Naked {
+			w.assignVar(as.Name.Value, assignValue(w, as), w.text(as), w.pos(as.Pos()))
+		}
 		switch {
 		case as.Naked && as.Name != nil:
 			args = append(args, as.Name.Value)
