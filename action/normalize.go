@@ -308,7 +308,7 @@ func (n *normalizer) shell() {
 		n.a.Commands = append(n.a.Commands, Command{Argv: argv, Dir: c.Dir, Via: c.Via, Pos: c.Pos})
 	}
 	for _, e := range an.Effects {
-		n.globEffect(Effect{Op: Op(e.Op), Path: e.Path, Recursive: e.Recursive})
+		n.globEffect(Effect{Op: Op(e.Op), Path: e.Path, Recursive: e.Recursive, From: e.From})
 	}
 	for _, u := range an.Unknowns {
 		n.a.Unknowns = append(n.a.Unknowns, Unknown{What: u.What, Text: u.Text, Pos: u.Pos})

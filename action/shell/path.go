@@ -10,6 +10,11 @@ import (
 // target adds the effect of op on the path a names, relative to dir, or an Unknown when that
 // path cannot be known. why says what causes it ("rm operand", "redirect >").
 func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool) {
+	w.targetFrom(idx, dir, op, a, why, rec, "")
+}
+
+// targetFrom is target for a recursive write whose tree comes from the path from (Effect.From).
+func (w *walker) targetFrom(idx int, dir string, op Op, a arg, why string, rec bool, from string) {
 	switch {
 	case a.input || a.pipe:
 		// xargs' input is covered by xargs' own Unknown; <(...) is a pipe, not a file
@@ -17,7 +22,7 @@ func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool)
 	case a.roots != nil:
 		// find's {}: every path under each root
 		for _, r := range a.roots {
-			w.target(idx, r.rootDir, op, r.arg, why, true)
+			w.targetFrom(idx, r.rootDir, op, r.arg, why, true, "")
 		}
 		return
 	}
@@ -28,7 +33,10 @@ func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool)
 	if glob {
 		why += " (glob)"
 	}
-	w.a.addEffect(Effect{Op: op, Path: p, Recursive: rec, Cmd: idx, Why: why})
+	if !rec || glob {
+		from = ""
+	}
+	w.a.addEffect(Effect{Op: op, Path: p, Recursive: rec, From: from, Cmd: idx, Why: why})
 }
 
 // path is the absolute, resolved path a names relative to dir. It reports an Unknown and

@@ -467,7 +467,7 @@ func modeFirst(name string) *program {
 			files = append(files, a)
 		}
 		for _, f := range files {
-			c.write(f, name+" operand", rec)
+			c.writeFrom(f, name+" operand", rec, f) // -R changes the tree in place
 		}
 	}}
 }
