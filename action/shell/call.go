@@ -65,6 +65,8 @@ func (w *walker) call(st *state, c *syntax.CallExpr, redirs []*syntax.Redirect) 
 		w.substs(st, as)
 		if as.Name != nil {
 			w.assignVar(as.Name.Value, assignValue(w, as), w.text(as), w.pos(as.Pos()))
+			w.a.assigned(as.Name.Value, w.valueLevel(as))
+			w.integerAssign(st, as)
 		}
 	}
 	for _, word := range c.Args {

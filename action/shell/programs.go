@@ -93,9 +93,10 @@ var none = &program{kind: kindNone, run: func(*call, *parsed) {}}
 func init() {
 	// Programs with no file effects. They need no entry (a program not in the table has
 	// none), but xargs should know them as harmless.
-	register(none, "echo", "printf", "true", "false", ":", "test", "[", "pwd", "which", "type",
+	// (printf, read, test and [ take variable names: arith.go.)
+	register(none, "echo", "true", "false", ":", "pwd", "which", "type",
 		"basename", "dirname", "realpath", "readlink", "date", "sleep", "seq", "yes", "env",
-		"printenv", "id", "whoami", "hostname", "uname", "tr", "expr", "let", "read", "kill")
+		"printenv", "id", "whoami", "hostname", "uname", "tr", "expr", "let", "kill")
 
 	// Readers: every operand is read.
 	register(reads("", "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting"), "cat")

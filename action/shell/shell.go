@@ -154,6 +154,7 @@ func Analyze(src string, opt Options) (res *Analysis, err error) {
 	}()
 	w := newWalker(src, opt)
 	w.file(f)
+	w.checkUses()
 	return w.a.res, nil
 }
 

@@ -278,11 +278,23 @@ func assignValue(w *walker, as *syntax.Assign) string {
 }
 
 // mapfile -C runs its callback with each line read, as code review cannot follow.
+// Its array name is a variable name, whose subscript bash evaluates.
 func mapfile(c *call, _ *parsed) {
-	for _, a := range c.args {
-		if !a.lit() || strings.HasPrefix(a.val, "-") && strings.Contains(a.val, "C") {
+	for i := 0; i < len(c.args); i++ {
+		a := c.args[i]
+		switch {
+		case !a.lit() && i == len(c.args)-1:
+			c.w.nameArg(c.st, a, c.name)
+		case !a.lit() || strings.HasPrefix(a.val, "-") && strings.Contains(a.val, "C"):
 			c.unknown(c.name + " -C runs code with the lines it reads")
 			return
+		case strings.HasPrefix(a.val, "-"):
+			if strings.ContainsAny(a.val[len(a.val)-1:], "dnOsuc") {
+				i++
+			}
+		default:
+			c.w.nameArg(c.st, a, c.name)
+			c.w.a.assigned(a.val, levelAny)
 		}
 	}
 }

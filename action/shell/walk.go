@@ -29,6 +29,13 @@ type analyzer struct {
 	// aliases are programs copied or linked to a path by the command (ln -s /bin/rm r), by
 	// that path; "" when what was copied is not known.
 	aliases map[string]string
+	// vars is how inert the values given to each variable are, anywhere in the command;
+	// uses are the places bash evaluates a variable's value as code (arith.go); anyName is
+	// set when a variable named by an expansion is assigned, so any could hold anything.
+	vars     map[string]level
+	uses     []varUse
+	anyName  bool
+	integers map[string]bool
 }
 
 // function is a function definition met while walking.
@@ -285,13 +292,26 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
+			lv := levelNumber
+			if !l.InPos.IsValid() {
+				lv = levelAny // the positional parameters
+			}
 			for _, word := range l.Items {
 				w.substs(st, word)
+				if a := w.word(word); !a.lit() || a.glob() {
+					lv = levelAny
+				} else {
+					lv = max(lv, classify(a.val))
+				}
+			}
+			if l.Name != nil {
+				w.a.assigned(l.Name.Value, lv)
 			}
 		case *syntax.CStyleLoop:
 			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 				if x != nil {
 					w.substs(st, x)
+					w.arith(st, x)
 				}
 			}
 		}
@@ -318,12 +338,15 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 		w.define(st, c)
 	case *syntax.ArithmCmd:
 		w.substs(st, c.X)
+		w.arith(st, c.X)
 	case *syntax.TestClause:
 		w.substs(st, c.X)
+		w.test(st, c.X)
 	case *syntax.LetClause:
 		args := make([]string, 0, len(c.Exprs))
 		for _, x := range c.Exprs {
 			w.substs(st, x)
+			w.arith(st, x)
 			args = append(args, w.text(x))
 		}
 		w.record(Command{Name: "let", Args: args, Dir: st.dir, Pos: w.pos(c.Pos()), Via: w.via})
@@ -504,10 +527,17 @@ func (w *walker) callFunctions(st *state, name string) {
 // decl walks a declaration (export, local, declare, readonly, typeset, nameref).
 func (w *walker) decl(st *state, c *syntax.DeclClause) {
 	args := make([]string, 0, len(c.Args))
+	w.declFlags(st, c)
 	for _, as := range c.Args {
 		w.substs(st, as)
 		if as.Name != nil && !as.Naked {
 			w.assignVar(as.Name.Value, assignValue(w, as), w.text(as), w.pos(as.Pos()))
+			w.a.assigned(as.Name.Value, w.valueLevel(as))
+		}
+		if as.Naked && as.Value != nil {
+			if v := w.word(as.Value); !v.lit() || !strings.HasPrefix(v.val, "-") {
+				w.assignArg(st, v, c.Variant.Value)
+			}
 		}
 		switch {
 		case as.Naked && as.Name != nil:
@@ -554,6 +584,14 @@ func (w *walker) substs(st *state, n syntax.Node) {
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.ArithmExp:
+			w.arith(st, n.X)
+		case *syntax.ParamExp:
+			w.param(st, n, false)
+		case *syntax.Assign:
+			if n.Index != nil {
+				w.arith(st, n.Index)
+			}
 		case *syntax.CmdSubst:
 			w.nested(st, "$(...)", n, n.Stmts)
 			return false
