@@ -111,12 +111,15 @@ func (c *call) noteAlias(src, dst arg) {
 	if !dst.lit() || dst.glob() || c.dir == "" && !strings.HasPrefix(dst.val, "/") {
 		return
 	}
-	prog := ""
-	if src.lit() && !src.glob() {
-		prog = baseName(src.val)
-		if real, err := c.w.a.resolve(c.dir, src.val); err == nil && (lookup(baseName(real)) != nil || wrapperTable[baseName(real)] != nil) {
-			prog = baseName(real)
-		}
+	if !src.lit() || src.glob() {
+		return // what dst runs is not known: it is an unknown program there
+	}
+	// only a copy of a program known by its name is remembered (resolving the source to see
+	// whether a link leads to one would cost system calls on every copy): a copy of anything
+	// else is, where it is run, a program review does not know
+	prog := baseName(src.val)
+	if lookup(prog) == nil && wrapperTable[prog] == nil {
+		return
 	}
 	p, err := c.w.a.resolve(c.dir, dst.val)
 	if err != nil {
@@ -126,9 +129,7 @@ func (c *call) noteAlias(src, dst arg) {
 		c.w.a.aliases = map[string]string{}
 	}
 	c.w.a.aliases[p] = prog
-	if prog != "" {
-		c.w.a.aliases[p+"/"+prog] = prog
-	}
+	c.w.a.aliases[p+"/"+prog] = prog
 }
 
 // codeVars are variables whose value makes a program run code, load code, or changes what a
