@@ -281,9 +281,8 @@ func (w *walker) param(st *state, p *syntax.ParamExp, inArith bool) {
 	}
 	text, pos := w.text(p), w.pos(p.Pos())
 	name := p.Param.Value
-	if p.Index != nil && !(p.Index == nil) {
-		if word, ok := p.Index.(*syntax.Word); ok && word.Lit() == "@" || ok && word.Lit() == "*" {
-		} else {
+	if p.Index != nil {
+		if word, ok := p.Index.(*syntax.Word); !ok || word.Lit() != "@" && word.Lit() != "*" {
 			w.arith(st, p.Index)
 		}
 	}
@@ -374,7 +373,7 @@ func (w *walker) assignArg(st *state, a arg, who string) {
 	}
 }
 
-// nameTakers are the builtins that take variable names, with the options whose value is one.
+// The builtins that take variable names, with the options whose value is one.
 func init() {
 	names := func(optsWithName string, all bool) func(c *call, _ *parsed) {
 		return func(c *call, _ *parsed) {

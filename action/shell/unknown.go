@@ -57,7 +57,7 @@ func (c *call) unknownProgram(args []arg) {
 			continue
 		}
 		c.read(a, c.name+" operand", false)
-		if !wrapped && a.lit() && !strings.Contains(a.val, "/") && i+1 <= len(args) {
+		if !wrapped && a.lit() && !strings.Contains(a.val, "/") {
 			wrapped = true
 			if p := lookup(a.val); p != nil && p.kind != kindNone || wrapperTable[a.val] != nil {
 				st := *c.st
