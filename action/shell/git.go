@@ -373,7 +373,8 @@ func gitConfig(c *call, p parsed) {
 			c.write(a, "git config --file", false)
 		}
 	case p.has("global"):
-		c.write(litArg("~/.gitconfig", c.text, c.pos), "git config --global", false)
+		home := arg{segs: []seg{{text: "~/.gitconfig"}}, val: "~/.gitconfig", src: c.text, pos: c.pos}
+		c.write(home, "git config --global", false)
 	case p.has("system"):
 		c.write(litArg("/etc/gitconfig", c.text, c.pos), "git config --system", false)
 	default:
