@@ -384,6 +384,7 @@ func init() {
 						i++
 						c.w.nameArg(c.st, c.args[i], c.name+" -"+string(last))
 						c.w.a.assigned(c.args[i].val, levelAny)
+						c.w.assignVar(c.args[i].val, "", c.text, c.pos)
 					} else if strings.ContainsAny(a.val[len(a.val)-1:], "dnNptu") && c.name == "read" && i+1 < len(c.args) {
 						i++ // read -d DELIM, -n COUNT, -p PROMPT, -t TIMEOUT, -u FD
 					}
@@ -392,6 +393,9 @@ func init() {
 				if all {
 					c.w.nameArg(c.st, a, c.name)
 					c.w.a.assigned(a.val, levelAny)
+					if c.name != "unset" {
+						c.w.assignVar(a.val, "", c.text, c.pos)
+					}
 				}
 			}
 		}
@@ -444,7 +448,10 @@ func (w *walker) declFlags(st *state, c *syntax.DeclClause) {
 			}
 		}
 		if ref && as.Value != nil {
-			w.nameArg(st, w.word(as.Value), c.Variant.Value+" -n")
+			target := w.word(as.Value)
+			w.nameArg(st, target, c.Variant.Value+" -n")
+			// a reference to LESSOPEN sets LESSOPEN
+			w.assignVar(target.val, "", w.text(as), w.pos(as.Pos()))
 		}
 	}
 }

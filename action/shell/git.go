@@ -54,6 +54,13 @@ func git(c *call, _ *parsed) {
 			}
 		case "config-env":
 			c.unknown("git --config-env sets configuration from the environment")
+		case "git-dir":
+			// a repository elsewhere brings its own configuration, which can run commands
+			c.unknown("git --git-dir uses a repository, and its configuration, that review does not see")
+		case "exec-path":
+			if it.has {
+				c.unknown("git --exec-path runs git's subcommands from another directory")
+			}
 		}
 	}
 	if g.first >= len(c.args) {

@@ -96,6 +96,9 @@ func (w *walker) programAt(dir string, prog arg) string {
 	}
 	for _, p := range []string{real, cleanPath(lex)} {
 		if name, ok := w.a.aliases[p]; ok {
+			if name == "" {
+				w.unknown("the program run is a copy made by the command of a program named by an expansion", prog.src, prog.pos)
+			}
 			return name
 		}
 	}
@@ -112,7 +115,15 @@ func (c *call) noteAlias(src, dst arg) {
 		return
 	}
 	if !src.lit() || src.glob() {
-		return // what dst runs is not known: it is an unknown program there
+		// a copy of a program named by an expansion (cp $(which rm) r): what dst runs is
+		// not known, and it is an Unknown where it is run
+		if p, err := c.w.a.resolve(c.dir, dst.val); err == nil {
+			if c.w.a.aliases == nil {
+				c.w.a.aliases = map[string]string{}
+			}
+			c.w.a.aliases[p] = ""
+		}
+		return
 	}
 	// only a copy of a program known by its name is remembered (resolving the source to see
 	// whether a link leads to one would cost system calls on every copy): a copy of anything
@@ -296,6 +307,7 @@ func mapfile(c *call, _ *parsed) {
 		default:
 			c.w.nameArg(c.st, a, c.name)
 			c.w.a.assigned(a.val, levelAny)
+			c.w.assignVar(a.val, "", c.text, c.pos)
 		}
 	}
 }

@@ -40,6 +40,7 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"ln -s /bin/rm r && ./r s", "delete /w/s"},
 		{"cp /bin/rm r; ./r s", "delete /w/s"},
 		{"./tool s", "read /w/s"},
+		{"cp $(which rm) r && ./r s", "?"},
 		// scripts are read
 		{". s", "read /w/s"},
 		{"source s", "read /w/s"},
@@ -60,6 +61,9 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"CDPATH=/ cd etc", "?"},
 		{"PATH=.:$PATH ls", "?"},
 		{"BASH_CMDS[ls]=/bin/cat; ls", "?"},
+		{"read -r LESSOPEN < x", "?"},
+		{"printf -v GIT_PAGER x", "?"},
+		{"declare -n r=PAGER", "?"},
 		// shell state
 		{"alias x='cat s'", "read /w/s"},
 		{"alias x=$C", "?"},
@@ -75,6 +79,8 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"git bisect run ./t", "?"},
 		{"git difftool HEAD", "?"},
 		{"git x", "?"},
+		{"git --git-dir=/tmp/x log", "?"},
+		{"git --exec-path=/tmp/x status", "?"},
 		{"git config alias.x '!cat s'", "?"},
 		{"git config user.name x", "write /w/.git/config"},
 		{"git config --global user.name x", "write /home/u/.gitconfig"},
