@@ -44,8 +44,17 @@ func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 		return nil, false
 	}
 	info, err := os.Lstat(root)
-	if err != nil {
-		// a path that is not there may be made before the command gets to it
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && e.Op == action.OpRead && e.From == "":
+		// Nothing is there to read. A tree the command makes there first is made by effects
+		// that are judged themselves: writes whose names are known, or, when they are not
+		// (tar -x, git clone), a write of the whole tree, judged conservatively.
+		var out []treeHit
+		for _, h := range set.CheckPath(e.Op, e.Path, false, nil) {
+			out = append(out, treeHit{h, e.Path})
+		}
+		return out, true
+	case err != nil:
 		return nil, false
 	}
 	var out []treeHit

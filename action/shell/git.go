@@ -224,11 +224,13 @@ func gitMore(c *call, sub string, args []arg) bool {
 			}
 			return false
 		}
-		for _, a := range paths[min(len(paths), p.rest):] {
+		for _, a := range p.ops {
 			c.read(a, "git diff path", true)
 		}
 	case "log", "whatchanged", "shortlog":
-		for _, a := range p.ops[p.rest:] {
+		// a path may be given without -- when it exists: every operand may be one (a
+		// revision is read as a path that is not there)
+		for _, a := range p.ops {
 			c.read(a, "git "+sub+" path", true)
 		}
 	case "show", "cat-file":
@@ -329,6 +331,9 @@ func gitMore(c *call, sub string, args []arg) bool {
 	case "update-index":
 		if p.has("cacheinfo", "index-info") {
 			c.unknown("git update-index puts names in the index that a later checkout writes")
+		}
+		for _, a := range p.ops {
+			c.read(a, "git update-index path", false)
 		}
 	}
 	return true

@@ -125,6 +125,9 @@ func curl(c *call, p *parsed) {
 	for _, a := range p.vals("T", "upload-file") {
 		c.read(a, "curl upload", false)
 	}
+	for _, u := range urls {
+		c.fileURL(u)
+	}
 	for _, it := range p.items {
 		if !it.has {
 			continue

@@ -1006,8 +1006,10 @@ var precisionTests = []testCase{
 		Cmds:    []string{"npm run test -- --watch=false"},
 		Effects: []string{"read /w/run #0 npm operand", "read /w/test #0 npm operand", "read /w/false #0 npm --watch"},
 	}},
+	// git diff's operands may be paths given without --: each is read (HEAD~1 is not there)
 	{give: "git status && git diff HEAD~1", want: result{
-		Cmds: []string{"git status", "git diff HEAD~1"},
+		Cmds:    []string{"git status", "git diff HEAD~1"},
+		Effects: []string{"read /w/HEAD~1 -r #1 git diff path"},
 	}},
 	{give: "docker ps -a", want: result{
 		Cmds:    []string{"docker ps -a"},

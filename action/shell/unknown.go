@@ -57,6 +57,7 @@ func (c *call) unknownProgram(args []arg) {
 			continue
 		}
 		c.read(a, c.name+" operand", false)
+		c.namedInside(a)
 		if !wrapped && a.lit() && !strings.Contains(a.val, "/") {
 			wrapped = true
 			if p := lookup(a.val); p != nil && p.kind != kindNone || wrapperTable[a.val] != nil {
@@ -67,16 +68,64 @@ func (c *call) unknownProgram(args []arg) {
 	}
 }
 
-// outputOption reports an option whose value is a file the program writes, by its name:
-// -o, -out, -output, --out, --output, --output-file, --outfile, --out-dir...
+// outputOption reports an option whose value is a file or directory the program writes, by
+// its name: -o, -out, -output, --out, --output, --output-file, --out-dir, and the long options
+// that name where a program puts what it makes (--target-dir, --prefix, --dest, --outdir).
 func outputOption(name string) bool {
 	switch {
 	case name == "-o", name == "-out", name == "-output", name == "-outfile":
 		return true
-	case strings.HasPrefix(name, "--out"):
-		return true
+	case strings.HasPrefix(name, "--"):
+		n := name[2:]
+		return strings.HasPrefix(n, "out") || strings.Contains(n, "dir") || strings.Contains(n, "dest") ||
+			strings.Contains(n, "prefix") || strings.Contains(n, "target")
 	}
 	return false
+}
+
+// namedInside reads the paths an operand names inside it: @file (curl, httpie and many
+// others read a file so named), name=@file, and file://path.
+func (c *call) namedInside(a arg) {
+	if !a.lit() {
+		return
+	}
+	switch v := a.val; {
+	case strings.HasPrefix(v, "@") && len(v) > 1:
+		c.read(a.suffix(1), c.name+" @file", false)
+	case strings.Contains(v, "=@"):
+		c.read(a.suffix(strings.Index(v, "=@")+2), c.name+" =@file", false)
+	default:
+		c.fileURL(a)
+	}
+}
+
+// fileURL reads the path of a file:// URL. A URL from an expansion whose scheme is not seen
+// may be one: that is an Unknown.
+func (c *call) fileURL(a arg) {
+	if a.input {
+		return
+	}
+	if !a.lit() {
+		lit := strings.ToLower(a.val[:a.litPrefix()])
+		if i := strings.Index(lit, "://"); i < 0 || lit[:i] == "file" {
+			c.w.unknown(c.name+"'s URL comes from an expansion and may name a local file (file://)", a.src, a.pos)
+		}
+		return
+	}
+	if len(a.val) < 7 || !strings.EqualFold(a.val[:7], "file://") {
+		return
+	}
+	rest := a.val[7:]
+	if i := strings.IndexByte(rest, '/'); i > 0 {
+		rest = rest[i:] // file://host/path
+	}
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	if rest == "" {
+		return
+	}
+	c.read(litArg(rest, a.src, a.pos), c.name+" file:// URL", false)
 }
 
 // programAt is the program a path runs (./r, /usr/bin/rm, bin/x), as far as it can be seen: a
@@ -237,7 +286,7 @@ func init() {
 	register(&program{kind: kindNone, run: mapfile}, "mapfile", "readarray")
 	register(&program{kind: kindCode, run: func(c *call, _ *parsed) {
 		c.unknown(c.name + " runs commands, and programs, given to it")
-	}}, "gdb", "lldb", "cgdb")
+	}}, "gdb", "lldb", "cgdb", "socat")
 	register(&program{kind: kindCode, g: newGrammar("C:E:f:I:j:l::o:O::W:", "directory= eval= file= makefile= include-dir= "+
 		"jobs=? load-average=? old-file= assume-old= output-sync=? what-if= new-file= assume-new= debug=? "+
 		"always-make environment-overrides ignore-errors keep-going dry-run just-print recon print-data-base "+
