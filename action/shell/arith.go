@@ -447,19 +447,41 @@ func (w *walker) declFlags(st *state, c *syntax.DeclClause) {
 				w.arithWord(st, as.Value)
 			}
 		}
+		if ref {
+			if w.a.refs == nil {
+				w.a.refs = map[string]bool{}
+			}
+			w.a.refs[name] = true
+			// the value the variable already has, if any, becomes what it refers to
+			w.use(name, levelName, "a nameref's value names the variable it refers to", w.text(as), w.pos(as.Pos()))
+		}
 		if ref && as.Value != nil {
-			target := w.word(as.Value)
-			w.nameArg(st, target, c.Variant.Value+" -n")
-			// a reference to LESSOPEN sets LESSOPEN
-			w.assignVar(target.val, "", w.text(as), w.pos(as.Pos()))
+			w.refTarget(st, w.word(as.Value), c.Variant.Value+" -n", w.text(as), w.pos(as.Pos()))
 		}
 	}
 }
 
-// integerAssign is an assignment to a variable with the integer attribute: its value is
-// evaluated as arithmetic.
+// refTarget is the value given to a nameref: the name of the variable it refers to, whose
+// subscript bash evaluates wherever the reference is used; a reference to LESSOPEN sets
+// LESSOPEN.
+func (w *walker) refTarget(st *state, target arg, who, text, pos string) {
+	w.nameArg(st, target, who)
+	if target.lit() {
+		w.assignVar(target.val, "", text, pos)
+	}
+}
+
+// integerAssign is an assignment to a variable with the integer attribute, whose value is
+// evaluated as arithmetic, or to a nameref declared without a value, whose value becomes the
+// name it refers to.
 func (w *walker) integerAssign(st *state, as *syntax.Assign) {
-	if as.Name != nil && as.Value != nil && w.a.integers[as.Name.Value] {
+	if as.Name == nil || as.Value == nil {
+		return
+	}
+	if w.a.integers[as.Name.Value] {
 		w.arithWord(st, as.Value)
+	}
+	if w.a.refs[as.Name.Value] {
+		w.refTarget(st, w.word(as.Value), as.Name.Value+" (a nameref)", w.text(as), w.pos(as.Pos()))
 	}
 }

@@ -292,7 +292,7 @@ func init() {
 		"always-make environment-overrides ignore-errors keep-going dry-run just-print recon print-data-base "+
 		"question no-builtin-rules no-builtin-variables silent quiet stop touch trace version help"),
 		run: makeProgram}, "make", "gmake")
-	register(none, "set", "shopt", "wait", "jobs", "fg", "bg", "shift", "ulimit", "umask", "unalias", "times",
+	register(none, "set", "shopt", "jobs", "fg", "bg", "shift", "ulimit", "umask", "unalias", "times",
 		"disown", "caller", "help", "logname", "tty", "nproc", "arch", "groups", "users", "who", "uptime",
 		"free", "clear", "tput", "stty", "locale", "getconf", "ps", "df", "cal", "factor", "numfmt", "mktemp")
 }

@@ -35,7 +35,8 @@ type analyzer struct {
 	vars     map[string]level
 	uses     []varUse
 	anyName  bool
-	integers map[string]bool
+	integers map[string]bool // declared -i: every value given is arithmetic
+	refs     map[string]bool // declared -n: every value given is a name
 }
 
 // function is a function definition met while walking.
