@@ -597,7 +597,7 @@ var programsTests = []testCase{
 	}},
 	{give: "awk -f prog.awk in; gawk -i inplace '{gsub(/a/,\"b\")}1' f", want: result{
 		Cmds:    []string{"awk -f prog.awk in", "gawk -i inplace {gsub(/a/,\"b\")}1 f"},
-		Effects: []string{"execute /w/prog.awk #0 awk program file", "read /w/in #0 awk operand", "read /w/f #1 awk operand", "write /w/f #1 awk -i inplace"},
+		Effects: []string{"read /w/prog.awk #0 awk program file", "execute /w/prog.awk #0 awk program file", "read /w/in #0 awk operand", "read /w/f #1 awk operand", "write /w/f #1 awk -i inplace"},
 	}},
 	{give: "sed 's/a/b/' f; sed -n '1,5p' g; sed -e 's/x/y/' -e 's/p/q/' h", want: result{
 		Cmds:    []string{"sed s/a/b/ f", "sed -n 1,5p g", "sed -e s/x/y/ -e s/p/q/ h"},
