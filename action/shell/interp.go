@@ -279,6 +279,13 @@ loop:
 				c.unknown(fmt.Sprintf("%s runs inline code (--%s)", c.name, name))
 				return
 			}
+			if name == "env-file" || name == "env-file-if-exists" {
+				if hasEq {
+					c.read(a.suffix(len(name)+3), c.name+" --"+name, false)
+				} else if i+1 < len(args) {
+					c.read(args[i+1], c.name+" --"+name, false)
+				}
+			}
 			if contains(spec.valuedLong, name) && !hasEq {
 				i++
 			}
@@ -345,7 +352,7 @@ func pwsh(c *call, _ *parsed) {
 			return
 		case "-f", "-file", "/file":
 			if i+1 < len(args) {
-				c.eff(Execute, args[i+1], "script run", false)
+				c.script(args[i+1], "script run")
 			}
 			return
 		case "-executionpolicy", "-ep", "-workingdirectory", "-wd", "-configurationname", "-settingsfile",
@@ -357,7 +364,7 @@ func pwsh(c *call, _ *parsed) {
 			continue
 		}
 		if strings.HasSuffix(v, ".ps1") {
-			c.eff(Execute, a, "script run", false)
+			c.script(a, "script run")
 		} else {
 			c.unknown(fmt.Sprintf("%s runs inline code", c.name))
 		}
@@ -387,15 +394,23 @@ func deno(c *call, _ *parsed) {
 	for i := 0; i < len(args); i++ {
 		v := args[i].val
 		if strings.HasPrefix(v, "-") {
+			if strings.HasPrefix(v, "--env-file=") {
+				c.read(args[i].suffix(len("--env-file=")), "deno --env-file", false)
+			}
 			switch v {
-			case "-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "--env-file":
+			case "--env-file":
+				if i+1 < len(args) {
+					c.read(args[i+1], "deno --env-file", false)
+				}
+				i++
+			case "-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed":
 				i++
 			}
 			continue
 		}
-		if looksLikeFile(v) || !args[i].lit() {
-			c.eff(Execute, args[i], "script run", false)
-		}
+		// the first operand is the module run: a file, or a URL (read as a path that is not
+		// there)
+		c.script(args[i], "script run")
 		return
 	}
 }
@@ -414,11 +429,13 @@ func bun(c *call, _ *parsed) {
 			continue
 		}
 		if strings.HasPrefix(v, "-") {
+			if strings.HasPrefix(v, "--env-file=") {
+				c.read(args[i].suffix(len("--env-file=")), "bun --env-file", false)
+			}
 			continue
 		}
-		if looksLikeFile(v) || !args[i].lit() {
-			c.eff(Execute, args[i], "script run", false)
-		}
+		// a file is a script; a package script's name is read as a path that is not there
+		c.script(args[i], "script run")
 		return
 	}
 }
