@@ -152,8 +152,19 @@ func (w *walker) valueLevel(as *syntax.Assign) level {
 // number, anything else is not known.
 func (w *walker) wordLevel(word *syntax.Word) level {
 	if len(word.Parts) == 1 {
-		if _, ok := word.Parts[0].(*syntax.ArithmExp); ok {
+		switch p := word.Parts[0].(type) {
+		case *syntax.ArithmExp:
 			return levelNumber
+		case *syntax.CmdSubst:
+			if numericOutput(p) {
+				return levelNumber
+			}
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 {
+				if cs, ok := p.Parts[0].(*syntax.CmdSubst); ok && numericOutput(cs) {
+					return levelNumber
+				}
+			}
 		}
 	}
 	a := w.word(word)
@@ -238,12 +249,17 @@ func (w *walker) arithWord(st *state, word *syntax.Word) {
 			for _, q := range p.Parts {
 				if pe, ok := q.(*syntax.ParamExp); ok {
 					w.param(st, pe, true)
+				} else if cs, ok := q.(*syntax.CmdSubst); ok && numericOutput(cs) {
 				} else if _, ok := q.(*syntax.Lit); !ok {
 					w.unknown("bash evaluates the output of a substitution as arithmetic, which is not known", text, pos)
 				}
 			}
 		case *syntax.Lit, *syntax.SglQuoted:
 		case *syntax.ArithmExp:
+		case *syntax.CmdSubst:
+			if !numericOutput(p) {
+				w.unknown("bash evaluates the output of a substitution as arithmetic, which is not known", text, pos)
+			}
 		default:
 			w.unknown("bash evaluates the output of a substitution as arithmetic, which is not known", text, pos)
 		}
@@ -484,4 +500,72 @@ func (w *walker) integerAssign(st *state, as *syntax.Assign) {
 	if w.a.refs[as.Name.Value] {
 		w.refTarget(st, w.word(as.Value), as.Name.Value+" (a nameref)", w.text(as), w.pos(as.Pos()))
 	}
+}
+
+// numericOutput reports a command substitution whose output is only a number, whatever the
+// files it reads hold: it ends in wc counting its standard input (wc -l, ... | wc -c), nproc,
+// id -u or id -g, or date +%s.
+func numericOutput(cs *syntax.CmdSubst) bool {
+	if len(cs.Stmts) != 1 {
+		return false
+	}
+	cmd := cs.Stmts[0].Cmd
+	for {
+		b, ok := cmd.(*syntax.BinaryCmd)
+		if !ok || b.Op != syntax.Pipe && b.Op != syntax.PipeAll {
+			break
+		}
+		cmd = b.Y.Cmd
+	}
+	call, ok := cmd.(*syntax.CallExpr)
+	if !ok || len(call.Args) == 0 || len(call.Assigns) > 0 {
+		return false
+	}
+	var args []string
+	for _, a := range call.Args {
+		v, ok := plainLit(a)
+		if !ok {
+			return false
+		}
+		args = append(args, v)
+	}
+	switch args[0] {
+	case "wc":
+		// with no file operand wc prints the count alone
+		for _, a := range args[1:] {
+			if len(a) != 2 || a[0] != '-' || !strings.ContainsRune("lcwmL", rune(a[1])) {
+				return false
+			}
+		}
+		return len(args) == 2
+	case "nproc":
+		return len(args) == 1
+	case "id":
+		return len(args) == 2 && (args[1] == "-u" || args[1] == "-g")
+	case "date":
+		return len(args) == 2 && args[1] == "+%s"
+	}
+	return false
+}
+
+// plainLit is the value of a word made of literal text and quotes only.
+func plainLit(word *syntax.Word) (string, bool) {
+	var b strings.Builder
+	for _, p := range word.Parts {
+		switch p := p.(type) {
+		case *syntax.Lit:
+			if strings.ContainsAny(p.Value, "\\*?[") {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		case *syntax.SglQuoted:
+			if p.Dollar {
+				return "", false
+			}
+			b.WriteString(p.Value)
+		default:
+			return "", false
+		}
+	}
+	return b.String(), true
 }

@@ -37,6 +37,10 @@ func TestCodeInValues(t *testing.T) {
 		{give: `declare -n r; r='a[$(cat s)]'`, effect: "read /w/s", unknown: true},
 		{give: `wait -n -p 'a[$(cat s)]'`, effect: "read /w/s", unknown: true},
 		{give: `declare -n r=x; r=1`},
+		{give: `n=$(wc -l < f); echo $((n + 1)); [[ "$(ls | wc -l)" -gt 0 ]]`},
+		{give: `echo $(( $(date +%s) - $(nproc) ))`},
+		{give: `n=$(wc -l f); echo $((n))`, unknown: true}, // wc prints the file name too
+		{give: `n=$(cat f | head -1); echo $((n))`, unknown: true},
 		{give: `for ((i = 0; i < 3; i++)); do echo $i; done`},
 		{give: `n=0; n=$((n + 1)); [[ $n -gt 0 ]] && [[ $# -eq 0 ]]`},
 		{give: `for i in 1 2 3; do echo $((i * 2)); done`},
