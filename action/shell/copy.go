@@ -98,7 +98,7 @@ func (c *call) into(dir arg, sources []arg, name string, rec, parents bool) {
 	for _, s := range sources {
 		// dir/. copies the contents; so does rsync's src/
 		contents := s.val == "." || strings.HasSuffix(s.val, "/.") || name == "rsync" && strings.HasSuffix(s.val, "/")
-		if !s.lit() || s.glob() || contents && name == "rsync" {
+		if !s.lit() || s.glob() || contents && remote(s) {
 			c.write(dir, name+" target", true)
 			continue
 		}
