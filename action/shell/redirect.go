@@ -54,12 +54,12 @@ func (w *walker) redirects(idx int, st *state, redirs []*syntax.Redirect) {
 		}
 		// bash brace-expands a redirect target: > /{e..e}tc/x is > /etc/x (and more than one
 		// word is an error, but each is reported)
+		if !hasBrace(r.Word) {
+			w.redirectTo(idx, st, ops, w.word(r.Word), why)
+			continue
+		}
 		for _, a := range w.appendWord(nil, r.Word) {
-			for _, op := range ops {
-				if op != "" {
-					w.target(idx, st.dir, op, a, why, false)
-				}
-			}
+			w.redirectTo(idx, st, ops, a, why)
 		}
 	}
 }
@@ -75,4 +75,13 @@ func trimSuffixByte(s string, c byte) string {
 		return s[:len(s)-1]
 	}
 	return s
+}
+
+// redirectTo adds the effects of a redirection to the file a names.
+func (w *walker) redirectTo(idx int, st *state, ops [2]Op, a arg, why string) {
+	for _, op := range ops {
+		if op != "" {
+			w.target(idx, st.dir, op, a, why, false)
+		}
+	}
 }

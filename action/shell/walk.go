@@ -382,14 +382,17 @@ func (w *walker) cond(st *state, s *syntax.Stmt) (ok, failed state) {
 	return w.list(st, b)
 }
 
-// list is cond for a && or || list.
+// list is cond for a && or || list. st is walked in place (a state whose address is taken
+// escapes to the heap, and lists are common).
 func (w *walker) list(st *state, b *syntax.BinaryCmd) (ok, failed state) {
 	xok, xfailed := w.cond(st, b.X)
 	if b.Op == syntax.AndStmt {
-		yok, yfailed := w.cond(&xok, b.Y)
+		*st = xok
+		yok, yfailed := w.cond(st, b.Y)
 		return yok, merge(xfailed, yfailed)
 	}
-	yok, yfailed := w.cond(&xfailed, b.Y)
+	*st = xfailed
+	yok, yfailed := w.cond(st, b.Y)
 	return merge(xok, yok), yfailed
 }
 
