@@ -14,8 +14,8 @@ import (
 // unknownProgram is the entry for a program the table does not know: every operand that
 // names a path is read, every value of an output-like option (-o, -out, --out*, --output*,
 // of=) is written, and the value of any other --name=value option is read. An operand from an
-// expansion is an Unknown. A first operand that names a known program is also analysed as the
-// command the unknown program may run (unshare cmd, fakeroot cmd).
+// expansion is an Unknown. The first operand that names a known program is also analysed as
+// the command the unknown program may run (unshare cmd, fakeroot cmd, nsenter -t 1 cmd).
 func (c *call) unknownProgram(args []arg) {
 	out := false // the next word is an output option's value
 	wrapped := false
@@ -59,8 +59,8 @@ func (c *call) unknownProgram(args []arg) {
 		c.read(a, c.name+" operand", false)
 		c.namedInside(a)
 		if !wrapped && a.lit() && !strings.Contains(a.val, "/") {
-			wrapped = true
 			if p := lookup(a.val); p != nil && p.kind != kindNone || wrapperTable[a.val] != nil {
+				wrapped = true
 				st := *c.st
 				c.w.run(&st, invocation{args: args[i:], dir: c.dir, pos: c.pos, text: c.text, via: c.name})
 			}

@@ -19,6 +19,7 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		// programs the table does not know
 		{"unshare cat s", "read /w/s"},
 		{"unshare -r rm s", "delete /w/s"},
+		{"nsenter -t 1 rm s", "delete /w/s"},
 		{"somefancytool --config=s", "read /w/s"},
 		{"gcc -o /etc/x x.c", "write /etc/x"},
 		{"gcc -o/etc/x x.c", "write /etc/x"},
