@@ -25,6 +25,15 @@ func (w *walker) targetFrom(idx int, dir string, op Op, a arg, why string, rec b
 			w.targetFrom(idx, r.rootDir, op, r.arg, why, true, "")
 		}
 		return
+	case a.dyn:
+		if items := w.bound(a); items != nil {
+			// a loop variable: each of its words in turn
+			for _, it := range items {
+				it.src, it.pos = a.src, a.pos
+				w.targetFrom(idx, dir, op, it, why, rec, from)
+			}
+			return
+		}
 	}
 	p, glob, ok := w.path(dir, a, why)
 	if !ok {

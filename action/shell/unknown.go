@@ -52,7 +52,7 @@ func (c *call) unknownProgram(args []arg) {
 			c.read(a.assignSuffix(3), c.name+" if=", false)
 			continue
 		}
-		if a.dyn && !a.input {
+		if a.dyn && !a.input && c.w.bound(a) == nil {
 			c.w.unknown(fmt.Sprintf("%s is a program review does not know, and its operand comes from an expansion", c.name), a.src, a.pos)
 			continue
 		}

@@ -35,8 +35,9 @@ type analyzer struct {
 	vars     map[string]level
 	uses     []varUse
 	anyName  bool
-	integers map[string]bool // declared -i: every value given is arithmetic
-	refs     map[string]bool // declared -n: every value given is a name
+	integers map[string]bool  // declared -i: every value given is arithmetic
+	refs     map[string]bool  // declared -n: every value given is a name
+	loopVars map[string][]arg // for-loop variables being followed, with their words
 }
 
 // function is a function definition met while walking.
@@ -316,7 +317,26 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 				}
 			}
 		}
+		var words []arg
+		if it, ok := c.Loop.(*syntax.WordIter); ok {
+			words = w.loopWords(c, it)
+		}
+		if words == nil {
+			w.loop(st, func(st *state) { w.stmts(st, c.Do) })
+			break
+		}
+		name := c.Loop.(*syntax.WordIter).Name.Value
+		old, had := w.a.loopVars[name]
+		if w.a.loopVars == nil {
+			w.a.loopVars = map[string][]arg{}
+		}
+		w.a.loopVars[name] = words
 		w.loop(st, func(st *state) { w.stmts(st, c.Do) })
+		if had {
+			w.a.loopVars[name] = old
+		} else {
+			delete(w.a.loopVars, name)
+		}
 	case *syntax.CaseClause:
 		w.substs(st, c.Word)
 		entry := *st
