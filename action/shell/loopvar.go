@@ -47,7 +47,8 @@ func (w *walker) mayChange(name string, body []*syntax.Stmt) bool {
 		syntax.Walk(s, func(n syntax.Node) bool {
 			switch n := n.(type) {
 			case *syntax.Assign:
-				changed = changed || n.Name != nil && n.Name.Value == name
+				// IFS changes how an unquoted $f is split
+				changed = changed || n.Name != nil && (n.Name.Value == name || n.Name.Value == "IFS")
 			case *syntax.ForClause:
 				if it, ok := n.Loop.(*syntax.WordIter); ok && it.Name != nil && it.Name.Value == name {
 					changed = true
@@ -61,7 +62,7 @@ func (w *walker) mayChange(name string, body []*syntax.Stmt) bool {
 						changed = true
 					}
 					// a builtin given the name: read f, printf -v f, unset f, ...
-					if v == name || strings.HasPrefix(v, name+"[") {
+					if v == name || strings.HasPrefix(v, name+"[") || v == "IFS" {
 						changed = true
 					}
 				}
@@ -104,6 +105,9 @@ func (w *walker) bound(a arg) []arg {
 	}
 	// unquoted, the value is split into words and each is a glob: follow only values that
 	// stay one word and whose quoting does not change what they match
+	if w.a.ifs {
+		return nil
+	}
 	for _, it := range items {
 		if strings.ContainsAny(it.val, " \t\n") {
 			return nil

@@ -18,6 +18,8 @@ func TestLoopVariables(t *testing.T) {
 		{`for f in "a b"; do cat $f; done`, "?"},
 		{`for f in '*.env'; do cat $f; done`, "?"},
 		{`for f in $X; do cat "$f"; done`, "?"},
+		{`IFS=:; for f in x:s; do cat $f; done`, "?"},
+		{`for f in x:s; do IFS=: cat $f; done`, "?"},
 		{`for f in a; do :; done; cat "$f"`, "?"},
 	}
 	for _, tt := range tests {

@@ -237,6 +237,9 @@ func isCodeVar(name string) bool {
 // to look for programs that are not found already, which are unknown programs wherever they
 // are found.
 func (w *walker) assignVar(name, value, text, pos string) {
+	if name == "IFS" {
+		w.a.ifs = true // unquoted expansions are split another way (loopvar.go)
+	}
 	if name == "PATH" && (strings.HasPrefix(value, "$PATH:") || strings.HasPrefix(value, "${PATH}:") ||
 		strings.HasPrefix(value, `"$PATH:`) || strings.HasPrefix(value, `"${PATH}:`)) {
 		return

@@ -38,6 +38,7 @@ type analyzer struct {
 	integers map[string]bool  // declared -i: every value given is arithmetic
 	refs     map[string]bool  // declared -n: every value given is a name
 	loopVars map[string][]arg // for-loop variables being followed, with their words
+	ifs      bool             // IFS is set somewhere
 }
 
 // function is a function definition met while walking.
