@@ -61,7 +61,9 @@
 //   - A function's body is analysed at every call, and a command named like a function is
 //     analysed both as the function and as the program of that name. A recursive call is not
 //     followed again. Function definitions are not scoped to subshells.
-//   - Variables are never evaluated: $X is unknown even after X=/tmp. Only how inert the
+//   - Variables are never evaluated: $X is unknown even after X=/tmp. A for loop's variable
+//     alone ("$f") is the exception: it stands for each word of the loop while nothing in
+//     the body can change it (loopvar.go). Only how inert the
 //     values given to a variable are is followed, for the places where bash evaluates a value
 //     as code (arith.go), and flow-insensitively: every value given anywhere counts. An
 //     alias's body is analysed as code where it is defined. Setting a variable that changes
