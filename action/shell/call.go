@@ -162,7 +162,8 @@ func (w *walker) run(st *state, inv invocation) {
 			break
 		}
 		if strings.Contains(name, "/") {
-			s.pend = append(s.pend, pending{op: Execute, a: args[0], why: "script run", dir: before.dir})
+			s.pend = append(s.pend, pending{op: Read, a: args[0], why: "program run", dir: before.dir},
+				pending{op: Execute, a: args[0], why: "script run", dir: before.dir})
 		}
 		wrappers = append(wrappers, normalize(base, args[1:1+n]))
 		if base != "builtin" && base != "command" {
@@ -245,6 +246,9 @@ func (w *walker) run(st *state, inv invocation) {
 		return
 	}
 	if strings.Contains(prog.val, "/") {
+		// a program run by its path is read as well as run: a script is read by its
+		// interpreter, whose errors show what it read (./.env)
+		w.target(idx, s.dir, Read, prog, "program run", false)
 		w.target(idx, s.dir, Execute, prog, "script run", false)
 		// a program run by a path is what it is: a link to rm is rm
 		if real := w.programAt(s.dir, prog); real != "" && real != name {

@@ -291,7 +291,7 @@ var wrappersTests = []testCase{
 	}},
 	{give: "/usr/bin/time -o t.txt rm a", want: result{
 		Cmds:    []string{"rm a"},
-		Effects: []string{"write /w/t.txt #0 time -o", "execute /usr/bin/time #0 script run", "delete /w/a #0 rm operand"},
+		Effects: []string{"write /w/t.txt #0 time -o", "read /usr/bin/time #0 program run", "execute /usr/bin/time #0 script run", "delete /w/a #0 rm operand"},
 	}},
 	{give: "caffeinate -i rm a", want: result{
 		Cmds:    []string{"rm a"},
@@ -363,7 +363,7 @@ var wrappersTests = []testCase{
 	}},
 	{give: "/usr/bin/sudo /bin/rm a", want: result{
 		Cmds:    []string{"rm a"},
-		Effects: []string{"execute /usr/bin/sudo #0 script run", "execute /bin/rm #0 script run", "delete /w/a #0 rm operand"},
+		Effects: []string{"read /usr/bin/sudo #0 program run", "execute /usr/bin/sudo #0 script run", "read /bin/rm #0 program run", "execute /bin/rm #0 script run", "delete /w/a #0 rm operand"},
 	}},
 }
 
@@ -720,7 +720,7 @@ var programsTests = []testCase{
 	}},
 	{give: "./deploy.sh --prod; /opt/x/run; bin/tool; sh x.sh; bash scripts/build.sh; python3 app.py; node server.js", want: result{
 		Cmds:    []string{"deploy.sh --prod", "run", "tool", "sh x.sh", "bash scripts/build.sh", "python3 app.py", "node server.js"},
-		Effects: []string{"execute /w/deploy.sh #0 script run", "execute /opt/x/run #1 script run", "execute /w/bin/tool #2 script run", "read /w/x.sh #3 script run", "execute /w/x.sh #3 script run", "read /w/scripts/build.sh #4 script run", "execute /w/scripts/build.sh #4 script run", "read /w/app.py #5 script run", "execute /w/app.py #5 script run", "read /w/server.js #6 script run", "execute /w/server.js #6 script run"},
+		Effects: []string{"read /w/deploy.sh #0 program run", "execute /w/deploy.sh #0 script run", "read /opt/x/run #1 program run", "execute /opt/x/run #1 script run", "read /w/bin/tool #2 program run", "execute /w/bin/tool #2 script run", "read /w/x.sh #3 script run", "execute /w/x.sh #3 script run", "read /w/scripts/build.sh #4 script run", "execute /w/scripts/build.sh #4 script run", "read /w/app.py #5 script run", "execute /w/app.py #5 script run", "read /w/server.js #6 script run", "execute /w/server.js #6 script run"},
 	}},
 	{give: "source venv/bin/activate; . ./env.sh", want: result{
 		Cmds:    []string{"source venv/bin/activate", ". ./env.sh"},

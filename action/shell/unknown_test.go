@@ -48,6 +48,7 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"ln -s /bin/rm r && ./r s", "delete /w/s"},
 		{"cp /bin/rm r; ./r s", "delete /w/s"},
 		{"./tool s", "read /w/s"},
+		{"./s", "read /w/s"},
 		{"cp $(which rm) r && ./r s", "?"},
 		// scripts are read
 		{". s", "read /w/s"},
