@@ -66,6 +66,7 @@ func git(c *call, _ *parsed) {
 	if g.first >= len(c.args) {
 		return
 	}
+	c.gitRepository()
 	if !c.args[g.first].lit() {
 		c.unknown("git runs a subcommand from an expansion")
 		return
@@ -391,5 +392,31 @@ func gitConfig(c *call, p parsed) {
 		c.write(litArg("/etc/gitconfig", c.text, c.pos), "git config --system", false)
 	default:
 		c.write(litArg(".git/config", c.text, c.pos), "git config", false)
+	}
+}
+
+// gitRepository asks when git runs where the repository it finds, and so the configuration it
+// obeys (core.pager, aliases, core.fsmonitor run commands), is not the one the command
+// started in: a directory outside the starting directory, or one this command writes into
+// (echo ... > x.git/config && git -C x.git log: a bare repository's configuration is not
+// at .git/config, where rules guard it).
+func (c *call) gitRepository() {
+	start := c.w.a.opt.Dir
+	if c.dir == "" || start == "" {
+		return // a directory that is not known is an Unknown already
+	}
+	if c.dir != start && !strings.HasPrefix(c.dir, start+"/") && !strings.HasPrefix(start, c.dir+"/") {
+		c.unknown("git runs in " + c.dir + ", outside the directory the command started in: its repository's configuration can run commands")
+		return
+	}
+	for _, e := range c.w.a.res.Effects {
+		if e.Op == Write && (e.Path == c.dir || strings.HasPrefix(e.Path, c.dir+"/")) &&
+			!strings.HasPrefix(e.Path, c.dir+"/.git/") && e.Path != c.dir+"/.git" {
+			base := baseName(e.Path)
+			if base == "config" || base == "HEAD" || strings.HasSuffix(e.Path, ".git") {
+				c.unknown("git runs in a directory this command writes a repository file into (" + e.Path + "), whose configuration can run commands")
+				return
+			}
+		}
 	}
 }

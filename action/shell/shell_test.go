@@ -447,9 +447,11 @@ var cdTrackingTests = []testCase{
 		Cmds:     []string{"cd /tmp/*", "rm x"},
 		Unknowns: []string{"cd to a directory from a glob", "rm's operand \"x\" is relative to a working directory that is not known"},
 	}},
+	// a repository outside the starting directory brings configuration review does not see
 	{give: "git -C /repo rm f", want: result{
-		Cmds:    []string{"git -C /repo rm f"},
-		Effects: []string{"delete /repo/f #0 git rm"},
+		Cmds:     []string{"git -C /repo rm f"},
+		Effects:  []string{"delete /repo/f #0 git rm"},
+		Unknowns: []string{"git runs in /repo, outside the directory the command started in: its repository's configuration can run commands"},
 	}},
 	{give: "sudo -D /srv rm x", want: result{
 		Cmds:    []string{"rm x"},

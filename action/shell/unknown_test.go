@@ -97,6 +97,9 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"git x", "?"},
 		{"git --git-dir=/tmp/x log", "?"},
 		{"git --exec-path=/tmp/x status", "?"},
+		{"echo '[core]pager=cat s' > x.git/config && git -C x.git log", "?"},
+		{"mkdir r.git && cd r.git && git log", "?"},
+		{"cd /tmp/r && git status", "?"},
 		{"git config alias.x '!cat s'", "?"},
 		{"git config user.name x", "write /w/.git/config"},
 		{"git config --global user.name x", "write /home/u/.gitconfig"},
@@ -128,6 +131,7 @@ func TestOrdinaryWorkIsKnown(t *testing.T) {
 		"git init r && cd r && git status",
 		"export PATH=$PATH:/opt/bin",
 		"git status; git log --oneline; git diff; git commit -m x; git config --get user.name",
+		"cd sub && git status && git checkout -- a && git log -p",
 		"alias ll='ls -la'",
 	} {
 		a, err := Analyze(give, testOptions())
