@@ -29,7 +29,7 @@ type treeHit struct {
 
 // narrowTree returns the hits of a recursive effect on what is really below it, and true; or
 // false when the tree cannot be seen in full, and the conservative hits stand. A read or a
-// delete acts on the tree at Path; a write acts on the names of the tree at From (a copy, or
+// delete acts on the tree at Path (a listing on its directories only); a write acts on the names of the tree at From (a copy, or
 // a change in place), placed below Path; a write whose names are not known is not narrowed.
 func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 	root := e.Path
@@ -84,6 +84,9 @@ func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 		}
 		if n++; n > maxTreeEntries || n%64 == 0 && time.Now().After(deadline) {
 			return errBound
+		}
+		if e.Listing && !d.IsDir() {
+			return nil // a listing reads directories, and names the files in them
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {

@@ -24,7 +24,8 @@
 //
 // Which programs report reads: those that read file contents (cat, grep, sort, jq, ...),
 // recursively where they walk (grep -r, rg), those that list directories (ls, du, tree, find:
-// a read of each directory named, not of the files below, since a listing reads no file) and
+// a read of the directories below, not of the files in them, since a listing reads no file:
+// Effect.Listing) and
 // those that inspect a path (stat, file). test, [, realpath, readlink, basename and dirname
 // report nothing. A program that reads the working directory when given no path (grep -r,
 // rg, du, tree, find) reports a read of it. An interpreter or a shell running a script, and

@@ -13,6 +13,9 @@ func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool)
 	w.targetFrom(idx, dir, op, a, why, rec, "")
 }
 
+// listingTree, given as targetFrom's from, marks a recursive read as a listing (Effect.Listing).
+const listingTree = "\x00listing"
+
 // targetFrom is target for a recursive write whose tree comes from the path from (Effect.From).
 func (w *walker) targetFrom(idx int, dir string, op Op, a arg, why string, rec bool, from string) {
 	switch {
@@ -42,10 +45,14 @@ func (w *walker) targetFrom(idx int, dir string, op Op, a arg, why string, rec b
 	if glob {
 		why += " (glob)"
 	}
+	listing := false
+	if from == listingTree {
+		from, listing = "", rec
+	}
 	if !rec || glob {
 		from = ""
 	}
-	w.a.addEffect(Effect{Op: op, Path: p, Recursive: rec, From: from, Cmd: idx, Why: why})
+	w.a.addEffect(Effect{Op: op, Path: p, Recursive: rec, Listing: listing, From: from, Cmd: idx, Why: why})
 }
 
 // path is the absolute, resolved path a names relative to dir. It reports an Unknown and

@@ -52,6 +52,19 @@ func (c *call) read(a arg, why string, rec bool) {
 	}
 }
 
+// list is a listing of the tree at a (find, ls -R, du, tree): the directories below it are
+// read, not the files in them (Effect.Listing); a listing that does not recurse reads a.
+func (c *call) list(a arg, why string, rec bool) {
+	if stdio(a) {
+		return
+	}
+	from := ""
+	if rec {
+		from = listingTree
+	}
+	c.w.targetFrom(c.idx, c.dir, Read, a, why, rec, from)
+}
+
 func (c *call) write(a arg, why string, rec bool) {
 	if !stdio(a) {
 		c.eff(Write, a, why, rec)
@@ -186,8 +199,19 @@ func init() {
 		"table-name= table-wrap= table-truncate= table-order= tree= tree-id= tree-parent="), "column")
 	register(reads("l:H:r:m:", "language= highlight-line= line-range= map-syntax= theme= style= color= decorations= "+
 		"paging= tabs= wrap= terminal-width= file-name= diff-context= italic-text= pager="), "bat", "batcat")
-	register(reads("I:T:w:", "hide= ignore= format= sort= time= time-style= color=? block-size= quoting-style= "+
-		"indicator-style= width= tabsize= hyperlink=? recursive"), "ls", "dir", "vdir") // a listing reads no file: ls -R reads directories, not the files in them
+	// ls lists: ls -R reads the directories below its operands, not the files in them; with no
+	// operand it lists the working directory
+	register(&program{kind: kindReads, g: newGrammar("I:T:w:", "hide= ignore= format= sort= time= time-style= "+
+		"color=? block-size= quoting-style= indicator-style= width= tabsize= hyperlink=? recursive"),
+		run: func(c *call, p *parsed) {
+			rec := p.has("R", "recursive")
+			if len(p.ops) == 0 {
+				c.list(litArg(".", c.text, c.pos), c.name+" (working directory)", rec)
+			}
+			for _, a := range p.ops {
+				c.list(a, c.name+" operand", rec)
+			}
+		}}, "ls", "dir", "vdir")
 	register(&program{kind: kindReads, g: newGrammar("B:d:t:X:", "block-size= max-depth= threshold= exclude= "+
 		"exclude-from= time=? time-style= files0-from="), run: func(c *call, p *parsed) {
 		for _, a := range p.vals("X", "exclude-from", "files0-from") {
@@ -195,10 +219,10 @@ func init() {
 		}
 		// du, like ls -R and tree, lists: it reads directories and sizes, not the files
 		if len(p.ops) == 0 {
-			c.read(litArg(".", c.text, c.pos), "du (working directory)", false)
+			c.list(litArg(".", c.text, c.pos), "du (working directory)", true)
 		}
 		for _, a := range p.ops {
-			c.read(a, "du operand", false)
+			c.list(a, "du operand", true)
 		}
 	}}, "du")
 	register(&program{kind: kindReads, g: newGrammar("L:P:I:o:", "filelimit= timefmt= sort= charset= fromfile"),
@@ -207,10 +231,10 @@ func init() {
 				c.write(a, "tree -o", false)
 			}
 			if len(p.ops) == 0 {
-				c.read(litArg(".", c.text, c.pos), "tree (working directory)", false)
+				c.list(litArg(".", c.text, c.pos), "tree (working directory)", true)
 			}
 			for _, a := range p.ops {
-				c.read(a, "tree operand", false)
+				c.list(a, "tree operand", true)
 			}
 		}}, "tree")
 	register(&program{kind: kindReads, g: newGrammar("k:o:t:S:T:", "key= output= field-separator= buffer-size= "+

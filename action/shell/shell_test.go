@@ -118,7 +118,7 @@ var structureTests = []testCase{
 	}},
 	{give: "X=$(rm a) ls", want: result{
 		Cmds:    []string{"$(...): rm a", "ls"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Effects: []string{"delete /w/a #0 rm operand", "read /w #1 ls (working directory)"},
 	}},
 	{give: "X=$(rm a)", want: result{
 		Cmds:    []string{"$(...): rm a"},
@@ -488,7 +488,7 @@ var redirectionsTests = []testCase{
 	}},
 	{give: "ls 2> err.log 3> three.log", want: result{
 		Cmds:    []string{"ls"},
-		Effects: []string{"write /w/err.log #0 redirect 2>", "write /w/three.log #0 redirect 3>"},
+		Effects: []string{"write /w/err.log #0 redirect 2>", "write /w/three.log #0 redirect 3>", "read /w #0 ls (working directory)"},
 	}},
 	{give: "sort < in.txt; cat <> rw", want: result{
 		Cmds:    []string{"sort", "cat"},
@@ -695,16 +695,16 @@ var programsTests = []testCase{
 	}},
 	{give: "find /srv -delete; find . -name '*.o' -delete; find /a /b -type f -exec rm {} \\;; find . -exec rm {} +", want: result{
 		Cmds:    []string{"find /srv -delete", "find . -name *.o -delete", "find /a /b -type f -exec rm {} ;", "find -exec: rm {}", "find . -exec rm {} +", "find -exec: rm {}"},
-		Effects: []string{"read /srv #0 find root", "delete /srv -r #0 find -delete", "read /w #1 find root", "delete /w -r #1 find -delete", "read /a #2 find root", "read /b #2 find root", "delete /a -r #3 rm operand", "delete /b -r #3 rm operand", "read /w #4 find root", "delete /w -r #5 rm operand"},
+		Effects: []string{"read /srv -r #0 find root", "delete /srv -r #0 find -delete", "read /w -r #1 find root", "delete /w -r #1 find -delete", "read /a -r #2 find root", "read /b -r #2 find root", "delete /a -r #3 rm operand", "delete /b -r #3 rm operand", "read /w -r #4 find root", "delete /w -r #5 rm operand"},
 	}},
 	{give: "find /srv -execdir rm {} \\;; find . -fprint out.txt; find . -exec grep -l x {} \\;; find . -exec {} \\;", want: result{
 		Cmds:     []string{"find /srv -execdir rm {} ;", "find -execdir: rm {}", "find . -fprint out.txt", "find . -exec grep -l x {} ;", "find -exec: grep -l x {}", "find . -exec {} ;"},
-		Effects:  []string{"read /srv #0 find root", "delete /srv -r #1 rm operand", "read /w #2 find root", "write /w/out.txt #2 find -fprint", "read /w #3 find root", "read /w -r #4 grep operand", "read /w #5 find root"},
+		Effects:  []string{"read /srv -r #0 find root", "delete /srv -r #1 rm operand", "read /w -r #2 find root", "write /w/out.txt #2 find -fprint", "read /w -r #3 find root", "read /w -r #4 grep operand", "read /w -r #5 find root"},
 		Unknowns: []string{"find -exec runs the found files as programs"},
 	}},
 	{give: "find /srv -exec sh -c 'rm \"$1\"' _ {} \\;", want: result{
 		Cmds:     []string{"find /srv -exec sh -c rm \"$1\" _ {} ;", "find -exec: sh -c rm \"$1\" _ {}", "sh -c: rm $1"},
-		Effects:  []string{"read /srv #0 find root"},
+		Effects:  []string{"read /srv -r #0 find root"},
 		Unknowns: []string{"rm's operand comes from an expansion"},
 	}},
 	{give: "git clean -fdx; git clean -n; git rm a b; git rm -r --cached c; git checkout -- x y; git checkout main", want: result{
@@ -730,7 +730,7 @@ var programsTests = []testCase{
 	}},
 	{give: "ls -la /etc; ls -R src; du -sh dir; du; tree -L 2; tree -o out.txt", want: result{
 		Cmds:    []string{"ls -la /etc", "ls -R src", "du -sh dir", "du", "tree -L 2", "tree -o out.txt"},
-		Effects: []string{"read /etc #0 ls operand", "read /w/src #1 ls operand", "read /w/dir #2 du operand", "read /w #3 du (working directory)", "read /w #4 tree (working directory)", "write /w/out.txt #5 tree -o", "read /w #5 tree (working directory)"},
+		Effects: []string{"read /etc #0 ls operand", "read /w/src -r #1 ls operand", "read /w/dir -r #2 du operand", "read /w -r #3 du (working directory)", "read /w -r #4 tree (working directory)", "write /w/out.txt #5 tree -o", "read /w -r #5 tree (working directory)"},
 	}},
 	{give: "vim f.txt; nano g; vim -c ':!rm -rf /' h", want: result{
 		Cmds:     []string{"vim f.txt", "nano g", "vim -c :!rm -rf / h"},
@@ -829,11 +829,12 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "find . -name '*.bak' | xargs -I{} sh -c 'rm {}'", want: result{
 		Cmds:     []string{"find . -name *.bak", "xargs: sh -c rm {}"},
-		Effects:  []string{"read /w #0 find root"},
+		Effects:  []string{"read /w -r #0 find root"},
 		Unknowns: []string{"xargs runs sh on arguments read from input", "sh -c runs code read from input"},
 	}},
 	{give: "ls | xargs -n1 bash -c 'echo \"$0\"'", want: result{
 		Cmds:     []string{"ls", "xargs: bash -c echo \"$0\"", "bash -c: echo $0"},
+		Effects:  []string{"read /w #0 ls (working directory)"},
 		Unknowns: []string{"xargs runs bash on arguments read from input"},
 	}},
 }
@@ -912,16 +913,18 @@ var unknownsTests = []testCase{
 	}},
 	{give: "ls | xargs rm", want: result{
 		Cmds:     []string{"ls", "xargs: rm"},
+		Effects:  []string{"read /w #0 ls (working directory)"},
 		Unknowns: []string{"xargs runs rm on arguments read from input"},
 	}},
 	{give: "ls | xargs -I % cp % /backup/", want: result{
 		Cmds:     []string{"ls", "xargs: cp % /backup/"},
-		Effects:  []string{"write /backup -r #1 cp target"},
+		Effects:  []string{"read /w #0 ls (working directory)", "write /backup -r #1 cp target"},
 		Unknowns: []string{"xargs runs cp on arguments read from input"},
 	}},
 	// the names xargs reads are paths review cannot know: a reader fed them asks
 	{give: "ls | xargs echo; ls | xargs cat; ls | xargs", want: result{
 		Cmds:     []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Effects:  []string{"read /w #0 ls (working directory)", "read /w #2 ls (working directory)", "read /w #4 ls (working directory)"},
 		Unknowns: []string{"xargs runs cat on arguments read from input"},
 	}},
 	{give: "parallel rm ::: a b", want: result{
