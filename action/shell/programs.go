@@ -52,6 +52,19 @@ func (c *call) read(a arg, why string, rec bool) {
 	}
 }
 
+// list is a listing of the tree at a (find, ls -R, du, tree): the directories below it are
+// read, not the files in them (Effect.Listing); a listing that does not recurse reads a.
+func (c *call) list(a arg, why string, rec bool) {
+	if stdio(a) {
+		return
+	}
+	from := ""
+	if rec {
+		from = listingTree
+	}
+	c.w.targetFrom(c.idx, c.dir, Read, a, why, rec, from)
+}
+
 func (c *call) write(a arg, why string, rec bool) {
 	if !stdio(a) {
 		c.eff(Write, a, why, rec)
@@ -93,9 +106,10 @@ var none = &program{kind: kindNone, run: func(*call, *parsed) {}}
 func init() {
 	// Programs with no file effects. They need no entry (a program not in the table has
 	// none), but xargs should know them as harmless.
-	register(none, "echo", "printf", "true", "false", ":", "test", "[", "pwd", "which", "type",
+	// (printf, read, test and [ take variable names: arith.go.)
+	register(none, "echo", "true", "false", ":", "pwd", "which", "type",
 		"basename", "dirname", "realpath", "readlink", "date", "sleep", "seq", "yes", "env",
-		"printenv", "id", "whoami", "hostname", "uname", "tr", "expr", "let", "read", "kill")
+		"printenv", "id", "whoami", "hostname", "uname", "tr", "expr", "let", "kill")
 
 	// Readers: every operand is read.
 	register(reads("", "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting"), "cat")
@@ -185,18 +199,30 @@ func init() {
 		"table-name= table-wrap= table-truncate= table-order= tree= tree-id= tree-parent="), "column")
 	register(reads("l:H:r:m:", "language= highlight-line= line-range= map-syntax= theme= style= color= decorations= "+
 		"paging= tabs= wrap= terminal-width= file-name= diff-context= italic-text= pager="), "bat", "batcat")
-	register(reads("I:T:w:", "hide= ignore= format= sort= time= time-style= color=? block-size= quoting-style= "+
-		"indicator-style= width= tabsize= hyperlink=? recursive", "R", "recursive"), "ls", "dir", "vdir")
+	// ls lists: ls -R reads the directories below its operands, not the files in them; with no
+	// operand it lists the working directory
+	register(&program{kind: kindReads, g: newGrammar("I:T:w:", "hide= ignore= format= sort= time= time-style= "+
+		"color=? block-size= quoting-style= indicator-style= width= tabsize= hyperlink=? recursive"),
+		run: func(c *call, p *parsed) {
+			rec := p.has("R", "recursive")
+			if len(p.ops) == 0 {
+				c.list(litArg(".", c.text, c.pos), c.name+" (working directory)", rec)
+			}
+			for _, a := range p.ops {
+				c.list(a, c.name+" operand", rec)
+			}
+		}}, "ls", "dir", "vdir")
 	register(&program{kind: kindReads, g: newGrammar("B:d:t:X:", "block-size= max-depth= threshold= exclude= "+
 		"exclude-from= time=? time-style= files0-from="), run: func(c *call, p *parsed) {
 		for _, a := range p.vals("X", "exclude-from", "files0-from") {
 			c.read(a, "du list", false)
 		}
+		// du, like ls -R and tree, lists: it reads directories and sizes, not the files
 		if len(p.ops) == 0 {
-			c.readDir("du (working directory)")
+			c.list(litArg(".", c.text, c.pos), "du (working directory)", true)
 		}
 		for _, a := range p.ops {
-			c.read(a, "du operand", true)
+			c.list(a, "du operand", true)
 		}
 	}}, "du")
 	register(&program{kind: kindReads, g: newGrammar("L:P:I:o:", "filelimit= timefmt= sort= charset= fromfile"),
@@ -205,10 +231,10 @@ func init() {
 				c.write(a, "tree -o", false)
 			}
 			if len(p.ops) == 0 {
-				c.readDir("tree (working directory)")
+				c.list(litArg(".", c.text, c.pos), "tree (working directory)", true)
 			}
 			for _, a := range p.ops {
-				c.read(a, "tree operand", true)
+				c.list(a, "tree operand", true)
 			}
 		}}, "tree")
 	register(&program{kind: kindReads, g: newGrammar("k:o:t:S:T:", "key= output= field-separator= buffer-size= "+
@@ -466,7 +492,7 @@ func modeFirst(name string) *program {
 			files = append(files, a)
 		}
 		for _, f := range files {
-			c.write(f, name+" operand", rec)
+			c.writeFrom(f, name+" operand", rec, f) // -R changes the tree in place
 		}
 	}}
 }

@@ -58,8 +58,9 @@ var structureTests = []testCase{
 		Effects: []string{"delete /w/a #0 rm operand"},
 	}},
 	{give: "for ((i=0; i<$(rm n); i++)); do rm a; done", want: result{
-		Cmds:    []string{"$(...): rm n", "rm a"},
-		Effects: []string{"delete /w/n #0 rm operand", "delete /w/a #1 rm operand"},
+		Cmds:     []string{"$(...): rm n", "rm a"},
+		Effects:  []string{"delete /w/n #0 rm operand", "delete /w/a #1 rm operand"},
+		Unknowns: []string{"bash evaluates the output of a substitution as arithmetic, which is not known"},
 	}},
 	{give: "while rm a; do rm b; done", want: result{
 		Cmds:    []string{"rm a", "rm b"},
@@ -82,12 +83,14 @@ var structureTests = []testCase{
 		Effects: []string{"delete /w/a #0 rm operand"},
 	}},
 	{give: "(( $(rm a) + 1 ))", want: result{
-		Cmds:    []string{"$(...): rm a"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Cmds:     []string{"$(...): rm a"},
+		Effects:  []string{"delete /w/a #0 rm operand"},
+		Unknowns: []string{"bash evaluates the output of a substitution as arithmetic, which is not known"},
 	}},
 	{give: "let x=$(rm a)", want: result{
-		Cmds:    []string{"$(...): rm a", "let x=$(rm a)"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Cmds:     []string{"$(...): rm a", "let x=$(rm a)"},
+		Effects:  []string{"delete /w/a #0 rm operand"},
+		Unknowns: []string{"bash evaluates the output of a substitution as arithmetic, which is not known"},
 	}},
 	{give: "time rm a", want: result{
 		Cmds:    []string{"rm a"},
@@ -115,7 +118,7 @@ var structureTests = []testCase{
 	}},
 	{give: "X=$(rm a) ls", want: result{
 		Cmds:    []string{"$(...): rm a", "ls"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Effects: []string{"delete /w/a #0 rm operand", "read /w #1 ls (working directory)"},
 	}},
 	{give: "X=$(rm a)", want: result{
 		Cmds:    []string{"$(...): rm a"},
@@ -288,7 +291,7 @@ var wrappersTests = []testCase{
 	}},
 	{give: "/usr/bin/time -o t.txt rm a", want: result{
 		Cmds:    []string{"rm a"},
-		Effects: []string{"write /w/t.txt #0 time -o", "execute /usr/bin/time #0 script run", "delete /w/a #0 rm operand"},
+		Effects: []string{"write /w/t.txt #0 time -o", "read /usr/bin/time #0 program run", "execute /usr/bin/time #0 script run", "delete /w/a #0 rm operand"},
 	}},
 	{give: "caffeinate -i rm a", want: result{
 		Cmds:    []string{"rm a"},
@@ -360,7 +363,7 @@ var wrappersTests = []testCase{
 	}},
 	{give: "/usr/bin/sudo /bin/rm a", want: result{
 		Cmds:    []string{"rm a"},
-		Effects: []string{"execute /usr/bin/sudo #0 script run", "execute /bin/rm #0 script run", "delete /w/a #0 rm operand"},
+		Effects: []string{"read /usr/bin/sudo #0 program run", "execute /usr/bin/sudo #0 script run", "read /bin/rm #0 program run", "execute /bin/rm #0 script run", "delete /w/a #0 rm operand"},
 	}},
 }
 
@@ -444,9 +447,11 @@ var cdTrackingTests = []testCase{
 		Cmds:     []string{"cd /tmp/*", "rm x"},
 		Unknowns: []string{"cd to a directory from a glob", "rm's operand \"x\" is relative to a working directory that is not known"},
 	}},
+	// a repository outside the starting directory brings configuration review does not see
 	{give: "git -C /repo rm f", want: result{
-		Cmds:    []string{"git -C /repo rm f"},
-		Effects: []string{"delete /repo/f #0 git rm"},
+		Cmds:     []string{"git -C /repo rm f"},
+		Effects:  []string{"delete /repo/f #0 git rm"},
+		Unknowns: []string{"git runs in /repo, outside the directory the command started in: its repository's configuration can run commands"},
 	}},
 	{give: "sudo -D /srv rm x", want: result{
 		Cmds:    []string{"rm x"},
@@ -483,7 +488,7 @@ var redirectionsTests = []testCase{
 	}},
 	{give: "ls 2> err.log 3> three.log", want: result{
 		Cmds:    []string{"ls"},
-		Effects: []string{"write /w/err.log #0 redirect 2>", "write /w/three.log #0 redirect 3>"},
+		Effects: []string{"write /w/err.log #0 redirect 2>", "write /w/three.log #0 redirect 3>", "read /w #0 ls (working directory)"},
 	}},
 	{give: "sort < in.txt; cat <> rw", want: result{
 		Cmds:    []string{"sort", "cat"},
@@ -594,7 +599,7 @@ var programsTests = []testCase{
 	}},
 	{give: "awk -f prog.awk in; gawk -i inplace '{gsub(/a/,\"b\")}1' f", want: result{
 		Cmds:    []string{"awk -f prog.awk in", "gawk -i inplace {gsub(/a/,\"b\")}1 f"},
-		Effects: []string{"execute /w/prog.awk #0 awk program file", "read /w/in #0 awk operand", "read /w/f #1 awk operand", "write /w/f #1 awk -i inplace"},
+		Effects: []string{"read /w/prog.awk #0 awk program file", "execute /w/prog.awk #0 awk program file", "read /w/in #0 awk operand", "read /w/f #1 awk operand", "write /w/f #1 awk -i inplace"},
 	}},
 	{give: "sed 's/a/b/' f; sed -n '1,5p' g; sed -e 's/x/y/' -e 's/p/q/' h", want: result{
 		Cmds:    []string{"sed s/a/b/ f", "sed -n 1,5p g", "sed -e s/x/y/ -e s/p/q/ h"},
@@ -717,11 +722,11 @@ var programsTests = []testCase{
 	}},
 	{give: "./deploy.sh --prod; /opt/x/run; bin/tool; sh x.sh; bash scripts/build.sh; python3 app.py; node server.js", want: result{
 		Cmds:    []string{"deploy.sh --prod", "run", "tool", "sh x.sh", "bash scripts/build.sh", "python3 app.py", "node server.js"},
-		Effects: []string{"execute /w/deploy.sh #0 script run", "execute /opt/x/run #1 script run", "execute /w/bin/tool #2 script run", "execute /w/x.sh #3 script run", "execute /w/scripts/build.sh #4 script run", "execute /w/app.py #5 script run", "execute /w/server.js #6 script run"},
+		Effects: []string{"read /w/deploy.sh #0 program run", "execute /w/deploy.sh #0 script run", "read /opt/x/run #1 program run", "execute /opt/x/run #1 script run", "read /w/bin/tool #2 program run", "execute /w/bin/tool #2 script run", "read /w/x.sh #3 script run", "execute /w/x.sh #3 script run", "read /w/scripts/build.sh #4 script run", "execute /w/scripts/build.sh #4 script run", "read /w/app.py #5 script run", "execute /w/app.py #5 script run", "read /w/server.js #6 script run", "execute /w/server.js #6 script run"},
 	}},
 	{give: "source venv/bin/activate; . ./env.sh", want: result{
 		Cmds:    []string{"source venv/bin/activate", ". ./env.sh"},
-		Effects: []string{"execute /w/venv/bin/activate #0 sourced script", "execute /w/env.sh #1 sourced script"},
+		Effects: []string{"read /w/venv/bin/activate #0 sourced script", "execute /w/venv/bin/activate #0 sourced script", "read /w/env.sh #1 sourced script", "execute /w/env.sh #1 sourced script"},
 	}},
 	{give: "ls -la /etc; ls -R src; du -sh dir; du; tree -L 2; tree -o out.txt", want: result{
 		Cmds:    []string{"ls -la /etc", "ls -R src", "du -sh dir", "du", "tree -L 2", "tree -o out.txt"},
@@ -820,7 +825,7 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "sh < install.sh", want: result{
 		Cmds:    []string{"sh"},
-		Effects: []string{"read /w/install.sh #0 redirect <", "execute /w/install.sh #0 script read from input"},
+		Effects: []string{"read /w/install.sh #0 redirect <", "read /w/install.sh #0 script read from input", "execute /w/install.sh #0 script read from input"},
 	}},
 	{give: "find . -name '*.bak' | xargs -I{} sh -c 'rm {}'", want: result{
 		Cmds:     []string{"find . -name *.bak", "xargs: sh -c rm {}"},
@@ -829,6 +834,7 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "ls | xargs -n1 bash -c 'echo \"$0\"'", want: result{
 		Cmds:     []string{"ls", "xargs: bash -c echo \"$0\"", "bash -c: echo $0"},
+		Effects:  []string{"read /w #0 ls (working directory)"},
 		Unknowns: []string{"xargs runs bash on arguments read from input"},
 	}},
 }
@@ -888,7 +894,7 @@ var unknownsTests = []testCase{
 	}},
 	{give: "perl -pi -e 's/a/b/' f; perl -lane 'print' f; perl script.pl", want: result{
 		Cmds:     []string{"perl -pi -e s/a/b/ f", "perl -lane print f", "perl script.pl"},
-		Effects:  []string{"execute /w/script.pl #2 script run"},
+		Effects:  []string{"read /w/script.pl #2 script run", "execute /w/script.pl #2 script run"},
 		Unknowns: []string{"perl runs inline code (-e)", "perl runs inline code (-e)"},
 	}},
 	{give: "ruby -e 'x'; php -r 'x'; lua -e 'x'; osascript -e 'x'; pwsh -c 'x'; deno eval 'x'; bun -e 'x'", want: result{
@@ -907,15 +913,19 @@ var unknownsTests = []testCase{
 	}},
 	{give: "ls | xargs rm", want: result{
 		Cmds:     []string{"ls", "xargs: rm"},
+		Effects:  []string{"read /w #0 ls (working directory)"},
 		Unknowns: []string{"xargs runs rm on arguments read from input"},
 	}},
 	{give: "ls | xargs -I % cp % /backup/", want: result{
 		Cmds:     []string{"ls", "xargs: cp % /backup/"},
-		Effects:  []string{"write /backup -r #1 cp target"},
+		Effects:  []string{"read /w #0 ls (working directory)", "write /backup -r #1 cp target"},
 		Unknowns: []string{"xargs runs cp on arguments read from input"},
 	}},
+	// the names xargs reads are paths review cannot know: a reader fed them asks
 	{give: "ls | xargs echo; ls | xargs cat; ls | xargs", want: result{
-		Cmds: []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Cmds:     []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Effects:  []string{"read /w #0 ls (working directory)", "read /w #2 ls (working directory)", "read /w #4 ls (working directory)"},
+		Unknowns: []string{"xargs runs cat on arguments read from input"},
 	}},
 	{give: "parallel rm ::: a b", want: result{
 		Cmds:     []string{"parallel: rm"},
@@ -990,18 +1000,25 @@ var precisionTests = []testCase{
 	}},
 	{give: "go test ./...", want: result{
 		Cmds: []string{"go test ./..."},
+		// go is not in the table: its operands are read
+		Effects: []string{"read /w/test #0 go operand", "read /w/... #0 go operand"},
 	}},
 	{give: "make build", want: result{
-		Cmds: []string{"make build"},
+		Cmds:    []string{"make build"},
+		Effects: []string{"read /w/Makefile #0 makefile", "execute /w/Makefile #0 makefile"},
 	}},
 	{give: "npm run test -- --watch=false", want: result{
-		Cmds: []string{"npm run test -- --watch=false"},
+		Cmds:    []string{"npm run test -- --watch=false"},
+		Effects: []string{"read /w/run #0 npm operand", "read /w/test #0 npm operand", "read /w/false #0 npm --watch"},
 	}},
+	// git diff's operands may be paths given without --: each is read (HEAD~1 is not there)
 	{give: "git status && git diff HEAD~1", want: result{
-		Cmds: []string{"git status", "git diff HEAD~1"},
+		Cmds:    []string{"git status", "git diff HEAD~1"},
+		Effects: []string{"read /w/HEAD~1 -r #1 git diff path"},
 	}},
 	{give: "docker ps -a", want: result{
-		Cmds: []string{"docker ps -a"},
+		Cmds:    []string{"docker ps -a"},
+		Effects: []string{"read /w/ps #0 docker operand"},
 	}},
 	{give: "kill -9 $PID", want: result{
 		Cmds: []string{"kill -9 $PID"},
