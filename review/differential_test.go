@@ -155,7 +155,7 @@ type straceDirs struct {
 
 // straceWorkspace builds a fresh workspace: a small Go project with secrets review must never
 // let through (.env, config/.env.local, keys/id.pem), a script to run, nested directories for
-// the recursive effects, and a git repository; a home beside it holding an SSH key, cloud
+// the recursive effects, and a git repository with one commit of the project; a home beside it holding an SSH key, cloud
 // credentials and a shell history; and an empty temporary directory.
 func straceWorkspace(t *testing.T) straceDirs {
 	t.Helper()
@@ -196,11 +196,22 @@ func straceWorkspace(t *testing.T) straceDirs {
 	if err := os.Chmod(d.ws+"/scripts/hello.sh", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	git := exec.Command("git", "init", "-q")
-	git.Dir = d.ws
-	git.Env = d.env()
-	if out, err := git.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
+	// A repository with a commit of the project (not its secrets), as an agent meets one: git
+	// log, diff HEAD and branch have history to read. Its author is in the repository's own
+	// configuration, which git reads anyway, so that git commit works without a home's.
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"config", "user.name", "Demo"},
+		{"config", "user.email", "demo@example.com"},
+		{"add", "main.go", "README.md", "go.mod", ".gitignore", "sub", "docs", "scripts"},
+		{"commit", "-q", "-m", "start"},
+	} {
+		git := exec.Command("git", args...)
+		git.Dir = d.ws
+		git.Env = d.env()
+		if out, err := git.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
 	}
 	return d
 }
