@@ -561,6 +561,7 @@ var ambientEffects = []ambientEffect{
 	{[]action.Op{action.OpRead}, "/proc/meminfo", "memory size, read by runtimes that size their heaps (node)"},
 	{[]action.Op{action.OpRead}, "/proc/sys/vm/overcommit_memory", "the kernel's overcommit policy, read by runtimes that size their heaps"},
 	{[]action.Op{action.OpRead}, "/sys/fs/cgroup/", "the process's resource limits, read by runtimes that size their heaps"},
+	{[]action.Op{action.OpRead}, "/sys/devices/system/cpu/online", "the CPUs online, read by programs that size their thread pools (git grep)"},
 }
 
 // ambientReason reports why an observed effect is not the command's own, or "". programs are
