@@ -58,7 +58,7 @@ import (
 //     making it was judged. A delete of a path the run writes again is covered by a predicted
 //     write of it: replacing a file is writing it. A path made by the run and renamed onto a
 //     path review predicted a write of (sed -i's temporary, git's lock files, ln -sf) is
-//     covered by that write, and reading back a file the run made and wrote is covered by
+//     covered by that write, as is git's lock file X.lock beside a predicted write of X, and reading back a file the run made and wrote is covered by
 //     the effects that put its contents there;
 //   - a call that failed touched nothing and is not an effect (a failed open of a file that
 //     does not exist reads no contents; a failed execve runs nothing), except a call refused
@@ -196,6 +196,14 @@ func straceWorkspace(t *testing.T) straceDirs {
 	if err := os.Chmod(d.ws+"/scripts/hello.sh", 0o755); err != nil {
 		t.Fatal(err)
 	}
+	// The project was written before its commit, as a real one is: a file changed in the
+	// second its index was written is "racy", and git status would read every file again.
+	past := time.Now().Add(-time.Hour)
+	for name := range files {
+		if err := os.Chtimes(name, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// A repository with a commit of the project (not its secrets), as an agent meets one: git
 	// log, diff HEAD and branch have history to read. Its author is in the repository's own
 	// configuration, which git reads anyway, so that git commit works without a home's.
@@ -203,6 +211,11 @@ func straceWorkspace(t *testing.T) straceDirs {
 		{"init", "-q"},
 		{"config", "user.name", "Demo"},
 		{"config", "user.email", "demo@example.com"},
+		// Under root the run's files are then given to nobody, which changes their owner
+		// and ctime, not their contents: git compares mtime and size only, as it would
+		// in a checkout nobody had touched since.
+		{"config", "core.checkStat", "minimal"},
+		{"config", "core.trustctime", "false"},
 		{"add", "main.go", "README.md", "go.mod", ".gitignore", "sub", "docs", "scripts"},
 		{"commit", "-q", "-m", "start"},
 	} {
@@ -369,6 +382,8 @@ func snapshot(t *testing.T, d straceDirs) map[string]bool {
 //   - a write or delete of a path that did not exist before the run and was renamed onto a path
 //     review predicted a write of (sed -i's temporary, git's lock files, ln -sf): that is how
 //     the write is done;
+//   - a write of X.lock, new to the run, where review predicted a write of X: git takes the lock
+//     to write X, and renames it onto X or removes it when X stays as it is;
 //   - a read of a file that did not exist before the run and that the run wrote (rsync reading
 //     back its temporary): it reads what the run put there, and whatever that came from is an
 //     effect of its own (an open names the file it reached, so a link made to a file that
@@ -419,6 +434,8 @@ func unexplained(v review.Verdict, command string, obs []tracedEffect, d straceD
 		case o.Op == action.OpDelete && isNew(o.Path):
 		case o.Op == action.OpDelete && written[o.Path] && predicted(tracedEffect{Op: action.OpWrite, Path: o.Path}):
 		case o.Op != action.OpRead && onto[o.Path] != "" && predicted(tracedEffect{Op: action.OpWrite, Path: onto[o.Path]}):
+		case o.Op == action.OpWrite && isNew(o.Path) && strings.HasSuffix(o.Path, ".lock") &&
+			predicted(tracedEffect{Op: action.OpWrite, Path: strings.TrimSuffix(o.Path, ".lock")}):
 		case o.Op == action.OpRead && !o.Dir && isNew(o.Path) && written[o.Path]:
 		case ambientReason(o, d, programs, obs[0].PID) != "":
 		case seen[string(o.Op)+" "+o.Path]:
@@ -588,8 +605,10 @@ func ambientReason(o tracedEffect, d straceDirs, programs map[string]bool, root 
 			return "a program the command names, found on PATH (command rules judge programs by name)"
 		case onPath && o.Parent != "" && programs[filepath.Base(o.Parent)] && onPathDir(o.Parent) && shebang(o.Parent) != nil:
 			return "a program on PATH run by an installed script the command names (gunzip runs gzip)"
+		case programs["git"] && strings.HasPrefix(o.Path, "/usr/lib/git-core/"):
+			return "git's own programs, run by git from its exec path (git maintenance run --auto after a commit)"
 		case onPath && programs["tar"] && base == "sh" && filepath.Base(o.Parent) == "tar",
-			onPath && programs["tar"] && tarCompressors[base] && filepath.Base(o.Parent) == "sh":
+			onPath && programs["tar"] && tarCompressors[base] && (filepath.Base(o.Parent) == "sh" || filepath.Base(o.Parent) == "tar"):
 			return "the compressor tar runs through sh -c for -z, -j, -J or --zstd, filtering tar's own stream"
 		}
 	}
@@ -839,12 +858,14 @@ func TestDifferentialCoverage(t *testing.T) {
 		{Op: read, Path: ws + "/new", PID: 1},                           // read back: the run wrote it
 		{Op: del, Path: ws + "/b.tmp", Onto: ws + "/b", PID: 1},         // an old file renamed onto b, whose write was not predicted
 		{Op: read, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", PID: 1}, // ambient
+		{Op: write, Path: ws + "/a.lock", PID: 1},                       // the lock of a predicted write
+		{Op: write, Path: ws + "/b.lock", PID: 1},                       // b is only read
 	}
 	var got []string
 	for _, o := range unexplained(v, "true", obs, d0(ws), existed) {
 		got = append(got, string(o.Op)+" "+o.Path)
 	}
-	if want := []string{"delete /w/b", "write /w/new", "delete /w/b.tmp"}; !slices.Equal(got, want) {
+	if want := []string{"delete /w/b", "write /w/new", "delete /w/b.tmp", "write /w/b.lock"}; !slices.Equal(got, want) {
 		t.Errorf("unexplained = %q; want %q", got, want)
 	}
 
@@ -868,6 +889,7 @@ func TestDifferentialCoverage(t *testing.T) {
 		{tracedEffect{Op: exe, Path: "/usr/bin/bash", PID: 1}, true},
 		{tracedEffect{Op: exe, Path: "/usr/bin/bash", PID: 2}, false},
 		{tracedEffect{Op: exe, Path: "/usr/bin/gzip", PID: 3, Parent: "/usr/bin/sh"}, false}, // tar is not in the command
+		{tracedEffect{Op: exe, Path: "/usr/lib/git-core/git", PID: 3}, false},                // git is not in the command
 	}
 	for _, tt := range ambientTests {
 		if got := ambientReason(tt.o, d, programs, 1) != ""; got != tt.want {
@@ -882,6 +904,9 @@ func TestDifferentialCoverage(t *testing.T) {
 		if ambientReason(o, d, tar, 1) == "" {
 			t.Errorf("tar's compressor %s is not ambient", o.Path)
 		}
+	}
+	if ambientReason(tracedEffect{Op: exe, Path: "/usr/lib/git-core/git", PID: 3}, d, commandPrograms("git commit -qam x", nil), 1) == "" {
+		t.Error("git running itself from its exec path is not ambient in a git command")
 	}
 	if ambientReason(tracedEffect{Op: exe, Path: "/usr/bin/sh", PID: 3, Parent: "/usr/bin/bash"}, d, tar, 1) != "" {
 		t.Error("a shell run by bash is ambient because the command runs tar")
