@@ -320,7 +320,21 @@ func init() {
 				c.write(a, "truncate operand", false)
 			}
 		}}, "truncate")
-	register(writes("m:", "mode= context=? parents verbose"), "mkdir", "mkfifo")
+	register(writes("m:", "mode= context=? parents verbose"), "mkfifo")
+	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=? parents verbose"),
+		run: func(c *call, p *parsed) {
+			parents := p.has("p", "parents")
+			for _, a := range p.ops {
+				c.write(a, "mkdir operand", false)
+				if !parents || !a.lit() {
+					continue
+				}
+				// mkdir -p a/b/c makes a and a/b too
+				for d := filepath.Dir(filepath.Clean(a.val)); d != "." && d != "/"; d = filepath.Dir(d) {
+					c.write(litArg(d, a.src, a.pos), "mkdir -p parent", false)
+				}
+			}
+		}}, "mkdir")
 	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=?"), run: func(c *call, p *parsed) {
 		if len(p.ops) > 0 {
 			c.write(p.ops[0], "mknod operand", false)
