@@ -221,7 +221,11 @@ func (w *walker) run(st *state, inv invocation) {
 		w.unknown(u, inv.text, inv.pos)
 	}
 	w.redirects(idx, st, inv.redirs)
-	w.globDirs(idx, s.dir, args)
+	if inv.shell {
+		for _, a := range inv.args {
+			w.globListing(idx, inv.dir, a)
+		}
+	}
 	c := &call{w: w, st: st, idx: idx, name: name, args: rest, dir: s.dir, redirs: inv.redirs,
 		shell: shell, input: s.input, pos: inv.pos, text: inv.text}
 	if s.input != "" {
@@ -303,29 +307,4 @@ func normalize(name string, args []arg) string {
 		b.WriteString(a.val)
 	}
 	return b.String()
-}
-
-// globDirs reads the directories the shell lists to expand the globs among a command's
-// arguments (echo *.go lists the working directory).
-func (w *walker) globDirs(idx int, dir string, args []arg) {
-	for _, a := range args {
-		if a.input || a.pipe || a.roots != nil || !a.glob() {
-			continue
-		}
-		n := a.litPrefix()
-		if i := strings.IndexAny(a.val[:n], "*?[@!+"); i >= 0 {
-			n = i
-		}
-		d := "."
-		if i := strings.LastIndexByte(a.val[:n], '/'); i == 0 {
-			d = "/"
-		} else if i > 0 {
-			d = a.val[:i]
-		}
-		da := litArg(d, a.src, a.pos)
-		if a.tilde() {
-			da.segs[0].quoted = false // ~/x* lists the home directory
-		}
-		w.target(idx, dir, Read, da, "glob expansion", false)
-	}
 }

@@ -82,6 +82,8 @@
 //     writes stay inside the repository, which the sandbox confines. git status and a plain
 //     git diff list what changed; they report nothing. git init reports the directory and
 //     its .git, not the sample hooks it writes there.
+//   - Bash lists the directory of every glob it expands (globdir.go): the directory before
+//     the first wildcard, or a listing of the tree below it where a later component has one.
 //   - xargs and parallel: echo fed from input has no Unknown; a program that reads, writes or
 //     runs files, or one not in the table, fed names from input, is an Unknown.
 //   - A program copied or linked under another name is followed only when its source is named

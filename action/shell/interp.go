@@ -298,7 +298,9 @@ loop:
 					return
 				case spec.module != 0 && ch == spec.module:
 					// a module from the installed packages: what it does with its operands
-					// is not known, so they are what an unknown program's are
+					// is not known, so they are what an unknown program's are. The module
+					// is looked for in the working directory first, which is listed.
+					c.read(litArg(".", c.text, c.pos), c.name+" -m (working directory)", false)
 					rest := args[i+1:]
 					if j+1 == len(v) && len(rest) > 0 {
 						rest = rest[1:]

@@ -320,21 +320,20 @@ func init() {
 				c.write(a, "truncate operand", false)
 			}
 		}}, "truncate")
-	register(writes("m:", "mode= context=? parents verbose"), "mkfifo")
-	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=? parents verbose"),
-		run: func(c *call, p *parsed) {
-			parents := p.has("p", "parents")
-			for _, a := range p.ops {
-				c.write(a, "mkdir operand", false)
-				if !parents || !a.lit() {
-					continue
-				}
-				// mkdir -p a/b/c makes a and a/b too
-				for d := filepath.Dir(filepath.Clean(a.val)); d != "." && d != "/"; d = filepath.Dir(d) {
-					c.write(litArg(d, a.src, a.pos), "mkdir -p parent", false)
+	register(writes("m:", "mode= context=? verbose"), "mkfifo")
+	register(&program{kind: kindChanges, g: newGrammar("p:", "tmpdir=? suffix= directory dry-run quiet"), run: mktemp}, "mktemp")
+	// mkdir -p makes every missing directory on the way, each a write
+	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=? parents verbose"), run: func(c *call, p *parsed) {
+		parents := p.has("p", "parents")
+		for _, a := range p.ops {
+			if parents && a.lit() {
+				for _, up := range parentDirs(a, c.dir, c.w.a.opt.Home) {
+					c.write(up, "mkdir -p parent", false)
 				}
 			}
-		}}, "mkdir")
+			c.write(a, "mkdir operand", false)
+		}
+	}}, "mkdir")
 	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=?"), run: func(c *call, p *parsed) {
 		if len(p.ops) > 0 {
 			c.write(p.ops[0], "mknod operand", false)
@@ -578,5 +577,88 @@ func patch(c *call, p *parsed) {
 		c.write(p.ops[0], "patch operand", false)
 	default:
 		c.write(litArg(".", c.text, c.pos), "patch (files named in the patch)", true)
+	}
+}
+
+// parentDirs are the directories above a that a names itself (a/b/c: a and a/b), outermost
+// first, with a's quoting and ~ kept; none for a name without a slash. A component that is
+// . or .. names no new directory, and neither does the working directory dir or a directory
+// above it (home is ~): they exist.
+func parentDirs(a arg, dir, home string) []arg {
+	var out []arg
+	for i := 1; i < len(a.val)-1; i++ {
+		if a.val[i] != '/' || a.val[i-1] == '/' {
+			continue
+		}
+		if last := a.val[strings.LastIndexByte(a.val[:i], '/')+1 : i]; last == "." || last == ".." || last == "~" {
+			continue
+		}
+		p := a.val[:i]
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && a.tilde() && home != "" {
+			p = home + "/" + rest
+		}
+		if !filepath.IsAbs(p) {
+			p = dir + "/" + p
+		}
+		if p = filepath.Clean(p); dir != "" && (p == dir || strings.HasPrefix(dir, p+"/")) {
+			continue
+		}
+		out = append(out, argPrefix(a, i))
+	}
+	return out
+}
+
+// argPrefix is the first n bytes of a, with their quoting and expansions kept.
+func argPrefix(a arg, n int) arg {
+	out := arg{src: a.src, pos: a.pos, noTilde: a.noTilde}
+	for _, s := range a.segs {
+		if n <= 0 {
+			break
+		}
+		if len(s.text) > n {
+			s.text = s.text[:n]
+		}
+		n -= len(s.text)
+		out.segs = append(out.segs, s)
+	}
+	out.finish()
+	return out
+}
+
+// mktemp makes a file or directory named by its template, whose trailing Xs are random: in
+// the directory -p or --tmpdir names, or where a template with a slash says. One made in the
+// temporary directory ($TMPDIR, -t) is the system's scratch space, not a file effect here.
+func mktemp(c *call, p *parsed) {
+	if p.has("u", "dry-run", "t") {
+		return
+	}
+	tmpl := litArg("tmp.XXXXXXXXXX", c.text, c.pos)
+	if len(p.ops) > 0 {
+		tmpl = p.ops[0]
+	}
+	dir, inDir := p.val("p", "tmpdir")
+	if inDir && dir.val == "" {
+		return // --tmpdir with no value: $TMPDIR
+	}
+	if !tmpl.lit() {
+		c.write(tmpl, "mktemp template", false)
+		return
+	}
+	name := strings.TrimRight(tmpl.val, "X")
+	if len(tmpl.val)-len(name) >= 3 {
+		name += "*"
+	} else {
+		name = tmpl.val
+	}
+	switch {
+	case inDir:
+		t := dir
+		t.segs = append(append([]seg(nil), dir.segs...), seg{text: "/" + name})
+		t.finish()
+		c.write(t, "mktemp -p", false)
+	case strings.Contains(tmpl.val, "/"):
+		t := arg{segs: []seg{{text: name}}, src: tmpl.src, pos: tmpl.pos, noTilde: !tmpl.tilde()}
+		t.finish()
+		c.write(t, "mktemp template", false)
 	}
 }

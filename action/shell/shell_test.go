@@ -445,7 +445,7 @@ var cdTrackingTests = []testCase{
 	}},
 	{give: "cd /tmp/*; rm x", want: result{
 		Cmds:     []string{"cd /tmp/*", "rm x"},
-		Effects:  []string{"read /tmp #0 glob expansion"},
+		Effects:  []string{"read /tmp #0 glob directory"},
 		Unknowns: []string{"cd to a directory from a glob", "rm's operand \"x\" is relative to a working directory that is not known"},
 	}},
 	// a repository outside the starting directory brings configuration review does not see
@@ -633,7 +633,7 @@ var programsTests = []testCase{
 	}},
 	{give: "tee a b; tee -a log; touch t1 t2; truncate -s 0 big.log; mkdir -p a/b/c; mkfifo p", want: result{
 		Cmds:    []string{"tee a b", "tee -a log", "touch t1 t2", "truncate -s 0 big.log", "mkdir -p a/b/c", "mkfifo p"},
-		Effects: []string{"write /w/a #0 tee operand", "write /w/b #0 tee operand", "write /w/log #1 tee operand", "write /w/t1 #2 touch operand", "write /w/t2 #2 touch operand", "write /w/big.log #3 truncate operand", "write /w/a/b/c #4 mkdir operand", "write /w/a/b #4 mkdir -p parent", "write /w/a #4 mkdir -p parent", "write /w/p #5 mkfifo operand"},
+		Effects: []string{"write /w/a #0 tee operand", "write /w/b #0 tee operand", "write /w/log #1 tee operand", "write /w/t1 #2 touch operand", "write /w/t2 #2 touch operand", "write /w/big.log #3 truncate operand", "write /w/a #4 mkdir -p parent", "write /w/a/b #4 mkdir -p parent", "write /w/a/b/c #4 mkdir operand", "write /w/p #5 mkfifo operand"},
 	}},
 	{give: "ln -s /etc/passwd link; ln target; ln -s ../x dir/lnk; ln -t /bin a b", want: result{
 		Cmds:    []string{"ln -s /etc/passwd link", "ln target", "ln -s ../x dir/lnk", "ln -t /bin a b"},
@@ -766,7 +766,7 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "bash -lc 'cd /srv && rm *.log'", want: result{
 		Cmds:    []string{"bash -lc cd /srv && rm *.log", "bash -c: cd /srv", "bash -c: rm *.log"},
-		Effects: []string{"read /srv #2 glob expansion", "delete /srv/*.log #2 rm operand (glob)"},
+		Effects: []string{"read /srv #2 glob directory", "delete /srv/*.log #2 rm operand (glob)"},
 	}},
 	{give: "bash -c 'rm \"$1\"' _ file", want: result{
 		Cmds:     []string{"bash -c rm \"$1\" _ file", "bash -c: rm $1"},
@@ -1006,7 +1006,7 @@ var precisionTests = []testCase{
 	}},
 	{give: "make build", want: result{
 		Cmds:    []string{"make build"},
-		Effects: []string{"read /w/Makefile #0 makefile", "execute /w/Makefile #0 makefile"},
+		Effects: []string{"read /w #0 make (working directory)", "read /w/Makefile #0 makefile", "execute /w/Makefile #0 makefile"},
 	}},
 	{give: "npm run test -- --watch=false", want: result{
 		Cmds:    []string{"npm run test -- --watch=false"},
@@ -1031,7 +1031,8 @@ var precisionTests = []testCase{
 		Cmds: []string{"echo rm -rf $HOME", "wc -l"},
 	}},
 	{give: "for f in *.go; do echo \"$f\"; done", want: result{
-		Cmds: []string{"echo $f"},
+		Cmds:    []string{"", "echo $f"},
+		Effects: []string{"read /w #0 glob directory"},
 	}},
 	{give: "if [ -z \"$VAR\" ]; then echo empty; fi", want: result{
 		Cmds: []string{"[ -z $VAR ]", "echo empty"},
@@ -1060,7 +1061,7 @@ func TestPrecision(t *testing.T) {
 var evasionTests = []testCase{
 	{give: "/???/r? -rf /", want: result{
 		Cmds:     []string{"r? -rf /"},
-		Effects:  []string{"read / #0 glob expansion"},
+		Effects:  []string{"read / -r #0 glob directory"},
 		Unknowns: []string{"the program name is a glob pattern"},
 	}},
 	{give: "{rm,-rf,/tmp/x}", want: result{
@@ -1073,7 +1074,7 @@ var evasionTests = []testCase{
 	}},
 	{give: "rm !(keep).txt", want: result{
 		Cmds:    []string{"rm !(keep).txt"},
-		Effects: []string{"read /w #0 glob expansion", "delete /w/!(keep).txt #0 rm operand (glob)"},
+		Effects: []string{"read /w #0 glob directory", "delete /w/!(keep).txt #0 rm operand (glob)"},
 	}},
 	{give: "zip out.zip f -T -TT 'sh -c id'", want: result{
 		Cmds:     []string{"zip out.zip f -T -TT sh -c id"},

@@ -297,7 +297,7 @@ func init() {
 		run: makeProgram}, "make", "gmake")
 	register(none, "set", "shopt", "jobs", "fg", "bg", "shift", "ulimit", "umask", "unalias", "times",
 		"disown", "caller", "help", "logname", "tty", "nproc", "arch", "groups", "users", "who", "uptime",
-		"free", "clear", "tput", "stty", "locale", "getconf", "ps", "df", "cal", "factor", "numfmt", "mktemp")
+		"free", "clear", "tput", "stty", "locale", "getconf", "ps", "df", "cal", "factor", "numfmt")
 }
 
 // makeProgram: make reads its makefile and runs the recipes in it, like a script; --eval
@@ -314,6 +314,8 @@ func makeProgram(c *call, p *parsed) {
 	if p.has("E", "eval") {
 		c.unknown("make runs code given with --eval")
 	}
+	// make lists its directory, for makefiles and the files its implicit rules look for
+	c.read(litArg(".", c.text, c.pos), "make (working directory)", false)
 	files := p.vals("f", "file", "makefile")
 	for _, f := range files {
 		if stdio(f) {

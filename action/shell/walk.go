@@ -299,12 +299,24 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 			if !l.InPos.IsValid() {
 				lv = levelAny // the positional parameters
 			}
+			var globs []arg
 			for _, word := range l.Items {
 				w.substs(st, word)
-				if a := w.word(word); !a.lit() || a.glob() {
+				a := w.word(word)
+				if !a.lit() || a.glob() {
 					lv = levelAny
 				} else {
 					lv = max(lv, classify(a.val))
+				}
+				if a.glob() {
+					globs = append(globs, a)
+				}
+			}
+			if len(globs) > 0 {
+				// bash lists the directories of the loop's globs (for f in ~/.ssh/*)
+				idx := w.record(Command{Dir: st.dir, Pos: w.pos(c.Pos()), Via: w.via})
+				for _, a := range globs {
+					w.globListing(idx, st.dir, a)
 				}
 			}
 			if l.Name != nil {
