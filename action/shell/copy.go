@@ -156,6 +156,12 @@ func ln(c *call, p *parsed) {
 	for _, l := range links {
 		c.write(l, "ln link name", false)
 	}
+	if sym {
+		// each link name leads to its target: the only one, or the one at its index
+		for i, l := range links {
+			c.noteLink(l, targets[min(i, len(targets)-1)], p.has("r", "relative"))
+		}
+	}
 	for i, t := range targets {
 		if sym && t.lit() && !filepath.IsAbs(t.val) && !t.tilde() {
 			// a relative symbolic link is relative to the link's directory

@@ -84,6 +84,11 @@
 //     its .git, not the sample hooks it writes there.
 //   - Bash lists the directory of every glob it expands (globdir.go): the directory before
 //     the first wildcard, or a listing of the tree below it where a later component has one.
+//   - Bash lists the directory of every glob it expands (globdir.go): the directory before
+//     the first wildcard, or a listing of the tree below it where a later component has one.
+//   - A symbolic link made by ln -s is followed by every later path (links.go): an effect
+//     through it is reported as named and where the link leads. Links made by other
+//     programs (tar -x, cp -a, git checkout) are not.
 //   - xargs and parallel: echo fed from input has no Unknown; a program that reads, writes or
 //     runs files, or one not in the table, fed names from input, is an Unknown.
 //   - A program copied or linked under another name is followed only when its source is named

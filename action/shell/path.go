@@ -52,7 +52,9 @@ func (w *walker) targetFrom(idx int, dir string, op Op, a arg, why string, rec b
 	if !rec || glob {
 		from = ""
 	}
-	w.a.addEffect(Effect{Op: op, Path: p, Recursive: rec, Listing: listing, From: from, Cmd: idx, Why: why})
+	e := Effect{Op: op, Path: p, Recursive: rec, Listing: listing, From: from, Cmd: idx, Why: why}
+	w.a.addEffect(e)
+	w.throughLinks(e, a.src, a.pos)
 }
 
 // path is the absolute, resolved path a names relative to dir. It reports an Unknown and

@@ -117,6 +117,11 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"for f in ~/.ssh/*; do :; done", "read /home/u/.ssh"},
 		{"printf '%s\\n' */*.go", "read /w -r"},
 		{"echo $D/*", "?"},
+		// a link the command makes is followed
+		{"ln -s ~ k && cat k/.ssh/id_ed25519", "read /home/u/.ssh/id_ed25519"},
+		{"ln -s ~/.ssh a; ln -s a b; cat b/id", "read /home/u/.ssh/id"},
+		{"ln -sr sub/x l && rm l/y", "delete /w/sub/x/y"},
+		{"ln -s \"$X\" q && cat q/y", "?"},
 		// programs that list their directory, and every directory mkdir -p makes
 		{"make", "read /w"},
 		{"python3 -m pytest", "read /w"},

@@ -29,6 +29,9 @@ type analyzer struct {
 	// aliases are programs copied or linked to a path by the command (ln -s /bin/rm r), by
 	// that path; "" when what was copied is not known.
 	aliases map[string]string
+	// links are the symbolic links ln -s makes, by where they are, each with the absolute
+	// path it leads to ("" when that is not known): a later path through one is followed.
+	links map[string]string
 	// vars is how inert the values given to each variable are, anywhere in the command;
 	// uses are the places bash evaluates a variable's value as code (arith.go); anyName is
 	// set when a variable named by an expansion is assigned, so any could hold anything.
