@@ -54,6 +54,15 @@ func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 			out = append(out, treeHit{h, e.Path})
 		}
 		return out, true
+	case errors.Is(err, fs.ErrNotExist) && e.Op == action.OpWrite && e.From == e.Path:
+		// A change in place of a tree that is not there changes nothing below it; what the
+		// command makes there is new (git init's template in a new repository), and Path
+		// itself is judged.
+		var out []treeHit
+		for _, h := range set.CheckPath(e.Op, e.Path, false, nil) {
+			out = append(out, treeHit{h, e.Path})
+		}
+		return out, true
 	case err != nil:
 		return nil, false
 	}

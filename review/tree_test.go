@@ -45,3 +45,29 @@ func TestRecursiveEffectsLookAtTheTree(t *testing.T) {
 		}
 	}
 }
+
+// TestGitInitIsJudgedOnTheRepositoryThere checks git init as a change in place of the
+// repository: a new one (git's inert hook samples, its default configuration) is allowed,
+// while initialising the existing one rewrites the .git/config the hard blocks guard.
+func TestGitInitIsJudgedOnTheRepositoryThere(t *testing.T) {
+	s := corpusSession(t)
+	r := newReviewer(t, nil)
+	tests := []struct {
+		cmd  string
+		want verdict.Decision
+	}{
+		{"git init", verdict.Deny},
+		{"git init .", verdict.Deny},
+		{"git init fresh", verdict.Allow},
+		{"git -C sub init", verdict.Allow},
+		{"git init --bare b.git", verdict.Allow},
+		{"git init --bare .git", verdict.Deny},
+		{"git status && git commit -m x", verdict.Allow},
+	}
+	for _, tt := range tests {
+		v := r.Review(s, "Bash", map[string]any{"command": tt.cmd})
+		if v.Decision != tt.want {
+			t.Errorf("%s: %s; want %s", tt.cmd, v.Summary(), tt.want)
+		}
+	}
+}

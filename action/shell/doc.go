@@ -78,12 +78,14 @@
 //   - patch, git apply, tar -x and unzip write the whole tree under their directory (what
 //     they write is named inside their input, which is not read). GNU patch and tar refuse
 //     names with "..", so the directory bounds them; tar -P is an Unknown.
-//   - git merge, pull, rebase, stash, cherry-pick and revert have no file effects here; their
-//     writes stay inside the repository, which the sandbox confines. git status and a plain
-//     git diff list what changed; they report nothing. git init reports the directory and
-//     its .git, not the sample hooks it writes there.
-//   - Bash lists the directory of every glob it expands (globdir.go): the directory before
-//     the first wildcard, or a listing of the tree below it where a later component has one.
+//   - A git command reads the .git of its directory and of every directory above it up to the
+//     starting one, recursively, and reports the index, objects, refs, logs and top-level
+//     files of .git its subcommand writes there (gitrepo.go); status, diff, add, commit and
+//     stash list the work tree from the starting directory. Which tracked files changed is
+//     the index's: their reads are not reported. git init writes its .git as a change in
+//     place (Effect.From), judged on the repository already there. Working-tree writes of
+//     merge, pull, rebase, stash, cherry-pick and revert are not reported; the sandbox
+//     confines them.
 //   - Bash lists the directory of every glob it expands (globdir.go): the directory before
 //     the first wildcard, or a listing of the tree below it where a later component has one.
 //   - A symbolic link made by ln -s is followed by every later path (links.go): an effect

@@ -9,7 +9,7 @@ var gitGlobal = posixGrammar("C:c:", "git-dir= work-tree= namespace= exec-path=?
 	"noglob-pathspecs icase-pathspecs no-optional-locks help version")
 
 // gitCommandKeys are configuration keys whose value is a command git runs.
-var gitCommandKeys = []string{"core.sshcommand", "core.pager", "core.editor", "core.fsmonitor",
+var gitCommandKeys = []string{"init.templatedir", "core.sshcommand", "core.pager", "core.editor", "core.fsmonitor",
 	"core.hookspath", "core.askpass", "core.gitproxy", "diff.external", "sequence.editor",
 	"credential.helper", "gpg.program", "gpg.ssh.program", "gpg.x509.program", "uploadpack.packobjectshook"}
 
@@ -73,6 +73,9 @@ func git(c *call, _ *parsed) {
 	}
 	sub := c.args[g.first].val
 	rest := c.args[g.first+1:]
+	if gitKnown[sub] {
+		c.gitRepoEffects(sub, gitSubOpts.parse(rest))
+	}
 	if !gitMore(c, sub, rest) {
 		return
 	}
@@ -251,7 +254,12 @@ func gitMore(c *call, sub string, args []arg) bool {
 	case "grep":
 		if p.rest < len(p.ops) {
 			for _, a := range p.ops[p.rest:] {
-				c.read(a, "git grep path", true)
+				if p.has("untracked", "no-index") {
+					// files git does not track, matched anywhere below
+					c.gitPathspec(a, "git grep path")
+				} else {
+					c.read(a, "git grep path", true)
+				}
 			}
 		} else {
 			c.read(tree, "git grep (working tree)", true)
@@ -277,7 +285,7 @@ func gitMore(c *call, sub string, args []arg) bool {
 			return false // git commit -a takes tracked files: what changed in them is the repository's
 		}
 		for _, a := range ops {
-			c.read(a, "git "+sub+" path", true)
+			c.gitPathspec(a, "git "+sub+" path")
 		}
 		if sub == "add" && len(ops) == 0 && p.has("A", "all") {
 			c.read(tree, "git add -A (working tree)", true)
@@ -293,12 +301,18 @@ func gitMore(c *call, sub string, args []arg) bool {
 		if len(p.ops) > 0 {
 			dir = p.ops[0]
 		}
-		c.write(dir, "git init", false)
+		// git init fills the repository with git's template and default configuration: a
+		// change in place of the repository there (Effect.From), judged on what is there. A
+		// new repository's hooks are inert samples and its configuration is git's own, while
+		// initialising an existing one rewrites its configuration.
 		if !p.has("bare") {
+			c.write(dir, "git init", false)
 			d := dir
 			d.segs = append(append([]seg(nil), dir.segs...), seg{text: "/.git", quoted: true})
 			d.finish()
-			c.write(d, "git init", false)
+			c.writeFrom(d, "git init (the repository)", true, d)
+		} else {
+			c.writeFrom(dir, "git init --bare (the repository)", true, dir)
 		}
 		if p.has("separate-git-dir", "template") {
 			c.unknown("git init takes a template or a directory review does not follow")

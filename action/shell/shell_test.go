@@ -451,7 +451,7 @@ var cdTrackingTests = []testCase{
 	// a repository outside the starting directory brings configuration review does not see
 	{give: "git -C /repo rm f", want: result{
 		Cmds:     []string{"git -C /repo rm f"},
-		Effects:  []string{"delete /repo/f #0 git rm"},
+		Effects:  []string{"read /repo/.git -r #0 git (its repository)", "write /repo/.git/index #0 git rm (the index)", "delete /repo/f #0 git rm"},
 		Unknowns: []string{"git runs in /repo, outside the directory the command started in: its repository's configuration can run commands"},
 	}},
 	{give: "sudo -D /srv rm x", want: result{
@@ -472,6 +472,7 @@ var cdTrackingTests = []testCase{
 	}},
 	{give: "cd \"$(git rev-parse --show-toplevel)\" && rm x", want: result{
 		Cmds:     []string{"$(...): git rev-parse --show-toplevel", "cd $(git rev-parse --show-toplevel)", "rm x"},
+		Effects:  []string{"read /w/.git -r #0 git (its repository)"},
 		Unknowns: []string{"cd to a directory from an expansion", "rm's operand \"x\" is relative to a working directory that is not known"},
 	}},
 }
@@ -710,15 +711,15 @@ var programsTests = []testCase{
 	}},
 	{give: "git clean -fdx; git clean -n; git rm a b; git rm -r --cached c; git checkout -- x y; git checkout main", want: result{
 		Cmds:    []string{"git clean -fdx", "git clean -n", "git rm a b", "git rm -r --cached c", "git checkout -- x y", "git checkout main"},
-		Effects: []string{"delete /w -r #0 git clean", "delete /w/a #2 git rm", "delete /w/b #2 git rm", "write /w/x -r #4 git checkout path", "write /w/y -r #4 git checkout path", "write /w -r #5 git checkout (working tree)"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "delete /w -r #0 git clean", "read /w/.git -r #1 git (its repository)", "read /w/.git -r #2 git (its repository)", "write /w/.git/index #2 git rm (the index)", "delete /w/a #2 git rm", "delete /w/b #2 git rm", "read /w/.git -r #3 git (its repository)", "write /w/.git/index #3 git rm (the index)", "read /w/.git -r #4 git (its repository)", "write /w/.git/index #4 git checkout (the index)", "write /w/.git/objects -r #4 git checkout (history)", "write /w/.git/refs -r #4 git checkout (history)", "write /w/.git/logs -r #4 git checkout (history)", "write /w/.git/HEAD #4 git checkout (history)", "write /w/.git/ORIG_HEAD #4 git checkout (history)", "write /w/.git/FETCH_HEAD #4 git checkout (history)", "write /w/.git/packed-refs #4 git checkout (history)", "write /w/.git/COMMIT_EDITMSG #4 git checkout (history)", "write /w/x -r #4 git checkout path", "write /w/y -r #4 git checkout path", "read /w/.git -r #5 git (its repository)", "write /w/.git/index #5 git checkout (the index)", "write /w/.git/objects -r #5 git checkout (history)", "write /w/.git/refs -r #5 git checkout (history)", "write /w/.git/logs -r #5 git checkout (history)", "write /w/.git/HEAD #5 git checkout (history)", "write /w/.git/ORIG_HEAD #5 git checkout (history)", "write /w/.git/FETCH_HEAD #5 git checkout (history)", "write /w/.git/packed-refs #5 git checkout (history)", "write /w/.git/COMMIT_EDITMSG #5 git checkout (history)", "write /w -r #5 git checkout (working tree)"},
 	}},
 	{give: "git checkout -b feat; git restore f; git restore --staged g; git switch dev; git reset --hard; git reset HEAD~1", want: result{
 		Cmds:    []string{"git checkout -b feat", "git restore f", "git restore --staged g", "git switch dev", "git reset --hard", "git reset HEAD~1"},
-		Effects: []string{"write /w/f -r #1 git restore path", "write /w -r #3 git switch (working tree)", "write /w -r #4 git reset --hard (working tree)"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git checkout (the index)", "write /w/.git/objects -r #0 git checkout (history)", "write /w/.git/refs -r #0 git checkout (history)", "write /w/.git/logs -r #0 git checkout (history)", "write /w/.git/HEAD #0 git checkout (history)", "write /w/.git/ORIG_HEAD #0 git checkout (history)", "write /w/.git/FETCH_HEAD #0 git checkout (history)", "write /w/.git/packed-refs #0 git checkout (history)", "write /w/.git/COMMIT_EDITMSG #0 git checkout (history)", "read /w/.git -r #1 git (its repository)", "write /w/.git/index #1 git restore (the index)", "write /w/f -r #1 git restore path", "read /w/.git -r #2 git (its repository)", "write /w/.git/index #2 git restore (the index)", "read /w/.git -r #3 git (its repository)", "write /w/.git/index #3 git switch (the index)", "write /w/.git/objects -r #3 git switch (history)", "write /w/.git/refs -r #3 git switch (history)", "write /w/.git/logs -r #3 git switch (history)", "write /w/.git/HEAD #3 git switch (history)", "write /w/.git/ORIG_HEAD #3 git switch (history)", "write /w/.git/FETCH_HEAD #3 git switch (history)", "write /w/.git/packed-refs #3 git switch (history)", "write /w/.git/COMMIT_EDITMSG #3 git switch (history)", "write /w -r #3 git switch (working tree)", "read /w/.git -r #4 git (its repository)", "write /w/.git/index #4 git reset (the index)", "write /w/.git/objects -r #4 git reset (history)", "write /w/.git/refs -r #4 git reset (history)", "write /w/.git/logs -r #4 git reset (history)", "write /w/.git/HEAD #4 git reset (history)", "write /w/.git/ORIG_HEAD #4 git reset (history)", "write /w/.git/FETCH_HEAD #4 git reset (history)", "write /w/.git/packed-refs #4 git reset (history)", "write /w/.git/COMMIT_EDITMSG #4 git reset (history)", "write /w -r #4 git reset --hard (working tree)", "read /w/.git -r #5 git (its repository)", "write /w/.git/index #5 git reset (the index)", "write /w/.git/objects -r #5 git reset (history)", "write /w/.git/refs -r #5 git reset (history)", "write /w/.git/logs -r #5 git reset (history)", "write /w/.git/HEAD #5 git reset (history)", "write /w/.git/ORIG_HEAD #5 git reset (history)", "write /w/.git/FETCH_HEAD #5 git reset (history)", "write /w/.git/packed-refs #5 git reset (history)", "write /w/.git/COMMIT_EDITMSG #5 git reset (history)"},
 	}},
 	{give: "git apply fix.patch; git apply --check fix.patch; git status; git log -p; git -c core.pager='rm -rf /' log", want: result{
 		Cmds:     []string{"git apply fix.patch", "git apply --check fix.patch", "git status", "git log -p", "git -c core.pager=rm -rf / log"},
-		Effects:  []string{"read /w/fix.patch #0 git apply patch", "write /w -r #0 git apply (files named in the patch)", "read /w/fix.patch #1 git apply patch"},
+		Effects:  []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git apply (the index)", "read /w/fix.patch #0 git apply patch", "write /w -r #0 git apply (files named in the patch)", "read /w/.git -r #1 git (its repository)", "write /w/.git/index #1 git apply (the index)", "read /w/fix.patch #1 git apply patch", "read /w/.git -r #2 git (its repository)", "write /w/.git/index #2 git status (the index)", "read /w -r #2 git status (work tree)", "read /w/.gitignore #2 git status (ignore rules)", "read /w/.git -r #3 git (its repository)", "read /w/.git -r #4 git (its repository)"},
 		Unknowns: []string{"git -c sets a command git may run (core.pager=rm -rf /)"},
 	}},
 	{give: "./deploy.sh --prod; /opt/x/run; bin/tool; sh x.sh; bash scripts/build.sh; python3 app.py; node server.js", want: result{
@@ -975,7 +976,8 @@ var precisionTests = []testCase{
 		Cmds: []string{"printf %s\\n $X"},
 	}},
 	{give: "git commit -m \"rm -rf /\"", want: result{
-		Cmds: []string{"git commit -m rm -rf /"},
+		Cmds:    []string{"git commit -m rm -rf /"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git commit (the index)", "write /w/.git/objects -r #0 git commit (history)", "write /w/.git/refs -r #0 git commit (history)", "write /w/.git/logs -r #0 git commit (history)", "write /w/.git/HEAD #0 git commit (history)", "write /w/.git/ORIG_HEAD #0 git commit (history)", "write /w/.git/FETCH_HEAD #0 git commit (history)", "write /w/.git/packed-refs #0 git commit (history)", "write /w/.git/COMMIT_EDITMSG #0 git commit (history)", "read /w -r #0 git commit (work tree)", "read /w/.gitignore #0 git commit (ignore rules)"},
 	}},
 	{give: "ls -la /etc", want: result{
 		Cmds:    []string{"ls -la /etc"},
@@ -1015,7 +1017,7 @@ var precisionTests = []testCase{
 	// git diff's operands may be paths given without --: each is read (HEAD~1 is not there)
 	{give: "git status && git diff HEAD~1", want: result{
 		Cmds:    []string{"git status", "git diff HEAD~1"},
-		Effects: []string{"read /w/HEAD~1 -r #1 git diff path"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git status (the index)", "read /w -r #0 git status (work tree)", "read /w/.gitignore #0 git status (ignore rules)", "read /w/.git -r #1 git (its repository)", "write /w/.git/index #1 git diff (the index)", "read /w -r #1 git diff (work tree)", "read /w/.gitignore #1 git diff (ignore rules)", "read /w/HEAD~1 -r #1 git diff path"},
 	}},
 	{give: "docker ps -a", want: result{
 		Cmds:    []string{"docker ps -a"},

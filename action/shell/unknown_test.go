@@ -111,7 +111,19 @@ func TestWhatReviewCannotKnow(t *testing.T) {
 		{"git log -p s", "read /w/s -r"},
 		{"git update-index --add s", "read /w/s"},
 		{"git add .", "read /w -r"},
-		{"git -C /etc init", "write /etc/.git"},
+		{"git -C /etc init", "write /etc/.git -r"},
+		// git reads the repository it runs in, and writes what it records
+		{"git status", "read /w/.git -r"},
+		{"git status", "read /w -r"}, // a listing of the work tree
+		{"git log -1", "read /w/.git -r"},
+		{"cd sub && git log", "read /w/.git -r"}, // the repository may be above
+		{"git diff", "write /w/.git/index"},
+		{"git commit -m x", "write /w/.git/objects -r"},
+		{"git checkout -b x", "write /w/.git/refs -r"},
+		{"git init r", "write /w/r/.git -r"},
+		// a pathspec's wildcard is git's: it matches across directories
+		{"git add '*.local'", "read /w -r"},
+		{"git grep --untracked x -- 'sub/*.go'", "read /w/sub -r"},
 		// bash lists the directory of every glob it expands
 		{"echo ~/.ssh/*", "read /home/u/.ssh"},
 		{"for f in ~/.ssh/*; do :; done", "read /home/u/.ssh"},
