@@ -308,7 +308,7 @@ func (n *normalizer) shell() {
 		n.a.Commands = append(n.a.Commands, Command{Argv: argv, Dir: c.Dir, Via: c.Via, Pos: c.Pos})
 	}
 	for _, e := range an.Effects {
-		n.globEffect(Effect{Op: Op(e.Op), Path: e.Path, Recursive: e.Recursive})
+		n.globEffect(Effect{Op: Op(e.Op), Path: e.Path, Recursive: e.Recursive, Listing: e.Listing, From: e.From})
 	}
 	for _, u := range an.Unknowns {
 		n.a.Unknowns = append(n.a.Unknowns, Unknown{What: u.What, Text: u.Text, Pos: u.Pos})
@@ -357,7 +357,7 @@ func (n *normalizer) globEffect(e Effect) {
 	default:
 		for _, m := range matches {
 			if real, ok := n.resolve("", m); ok {
-				n.a.Effects = append(n.a.Effects, narrowRecursive(Effect{Op: e.Op, Path: real, Recursive: e.Recursive}))
+				n.a.Effects = append(n.a.Effects, narrowRecursive(Effect{Op: e.Op, Path: real, Recursive: e.Recursive, Listing: e.Listing}))
 			}
 		}
 	}

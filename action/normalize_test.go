@@ -78,7 +78,7 @@ func TestNormalize(t *testing.T) {
 		{name: "a recursive delete of a directory stays recursive", tool: "Bash", args: map[string]any{"command": "rm -r src"},
 			effects: []action.Effect{{Op: action.OpExecute, Path: ws}, {Op: action.OpDelete, Path: ws + "/src", Recursive: true}}},
 		{name: "a shell glob expands", tool: "Bash", args: map[string]any{"command": "cat src/*.txt"},
-			effects: []action.Effect{{Op: action.OpExecute, Path: ws}, {Op: action.OpRead, Path: ws + "/src/file.txt"}}},
+			effects: []action.Effect{{Op: action.OpExecute, Path: ws}, {Op: action.OpRead, Path: ws + "/src"}, {Op: action.OpRead, Path: ws + "/src/file.txt"}}},
 		{name: "a patch that makes a symbolic link asks", tool: "files_patch",
 			args:     map[string]any{"patch": "diff --git a/l b/l\nnew file mode 120000\nindex 0000000..1111111\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc/passwd\n\\ No newline at end of file\n"},
 			effects:  []action.Effect{{Op: action.OpWrite, Path: ws + "/l"}},

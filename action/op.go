@@ -30,4 +30,11 @@ type Effect struct {
 	Op        Op     `json:"op"`
 	Path      string `json:"path"`
 	Recursive bool   `json:"recursive,omitempty"`
+	// Listing is set on a recursive read that lists the tree (find, ls -R, du, tree): the
+	// directories below Path are read, not the files in them.
+	Listing bool `json:"listing,omitempty"`
+	// From is set on a recursive write whose tree is a copy of the tree at From (cp -r, mv),
+	// or the tree already at Path changed in place (From == Path, chmod -R): the names written
+	// below Path are those below From. Empty when they are not known.
+	From string `json:"from,omitempty"`
 }

@@ -77,6 +77,11 @@ func benchRules(tb testing.TB, n int) *boundary.Set {
 // benchCommand is a 200-character command of the kind agents run.
 const benchCommand = `cd src && grep -n 'TODO' main.go util.go | sort | uniq -c > /tmp/todo-count.txt && rm -f build/*.o && git status --short && head -n 20 README.md && cp notes.txt notes.bak && echo "done $(date +%H:%M)"`
 
+// benchCommandWide is a 200-character command that reaches what issue 12 added: arithmetic
+// whose variables must be inert, programs the table does not know (make, go), git's paths, and
+// a recursive read that a glob rule could match below, so the tree is walked.
+const benchCommandWide = `for ((i = 0; i < 3; i++)); do n=$((i * 2)); done; make -j4 build && go vet ./... && git log -p -- main.go | head -n 50 > /tmp/logs1.txt; tar -czvf /tmp/src.tgz src; find . -name '*.go' -type f | wc -l`
+
 func BenchmarkReview(b *testing.B) {
 	dir, err := filepath.EvalSymlinks(b.TempDir())
 	if err != nil {
@@ -97,8 +102,10 @@ func BenchmarkReview(b *testing.B) {
 		b.Fatal(err)
 	}
 	rv := newReviewer(b, nil)
-	if len(benchCommand) != 200 {
-		b.Fatalf("the benchmark command is %d characters, not 200", len(benchCommand))
+	for _, c := range []string{benchCommand, benchCommandWide} {
+		if len(c) != 200 {
+			b.Fatalf("the benchmark command %q is %d characters, not 200", c, len(c))
+		}
 	}
 	calls := []struct {
 		name string
@@ -107,6 +114,7 @@ func BenchmarkReview(b *testing.B) {
 	}{
 		{"files_write", "files_write", map[string]any{"path": "src/main.go", "content": "package main\n"}},
 		{"shell_exec", "shell_exec", map[string]any{"command": benchCommand}},
+		{"shell_exec_wide", "shell_exec", map[string]any{"command": benchCommandWide}},
 	}
 	for _, c := range calls {
 		for _, n := range []int{10, 1000, 10000} {

@@ -89,11 +89,35 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 		return root
 	}
 	prog, progPath := map[int]string{}, map[int]string{}
+	// A child may act before strace prints its parent's clone returning (a vfork'd child's
+	// execve comes first): who its parent is is known from the whole trace, and it starts
+	// from its parent's state when it is first seen, whichever comes first.
+	parentOf, seen := map[int]int{}, map[int]bool{}
+	for _, c := range calls {
+		switch c.name {
+		case "clone", "clone3", "fork", "vfork":
+			if child, err := strconv.Atoi(c.ret); err == nil {
+				parentOf[child] = c.pid
+			}
+		}
+	}
+	inherit := func(child, parent int) {
+		if seen[child] {
+			return
+		}
+		seen[child] = true
+		cwd[child] = dirOf(parent)
+		prog[child], progPath[child] = prog[parent], progPath[parent]
+	}
 	var out []tracedEffect
 	add := func(c straceCall, op action.Op, p string, dir bool) {
 		out = append(out, tracedEffect{Op: op, Path: p, Dir: dir, PID: c.pid, Prog: prog[c.pid], Call: c.text})
 	}
 	for _, c := range calls {
+		if parent, ok := parentOf[c.pid]; ok {
+			inherit(c.pid, parent)
+		}
+		seen[c.pid] = true
 		// A dirfd of AT_FDCWD</dir> says where the process is: keep in step with it.
 		for _, a := range c.args {
 			if strings.HasPrefix(a, "AT_FDCWD<") {
@@ -125,8 +149,7 @@ func parseStrace(r io.Reader, root string) ([]tracedEffect, error) {
 		switch c.name {
 		case "clone", "clone3", "fork", "vfork":
 			if child, err := strconv.Atoi(c.ret); err == nil {
-				cwd[child] = dirOf(c.pid)
-				prog[child], progPath[child] = prog[c.pid], progPath[c.pid]
+				inherit(child, c.pid)
 			}
 		case "chdir":
 			cwd[c.pid] = at("", arg(0))
@@ -389,6 +412,9 @@ func TestDifferentialParse(t *testing.T) {
 10 linkat(AT_FDCWD</ws/sub/d>, "old", AT_FDCWD</ws/sub/d>, "new", 0) = 0
 10 symlink("/etc/passwd", "pw") = 0
 10 utimensat(0</ws/sub/out>, NULL, NULL, 0) = 0
+11 vfork( <unfinished ...>
+12 execve("/usr/bin/gzip", ["gzip"], 0x56 /* 4 vars */) = 0
+11 <... vfork resumed>) = 12
 10 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=11} ---
 10 +++ exited with 0 +++
 `
@@ -429,6 +455,7 @@ func TestDifferentialParse(t *testing.T) {
 		"10 bash read /ws/sub/d/old",
 		"10 bash write /ws/sub/d/new",
 		"10 bash write /ws/sub/d/pw",
+		"12 gzip execute /usr/bin/gzip from /usr/bin/cat", // vfork'd, and seen before the vfork returns
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -43,6 +44,8 @@ import (
 //     it (split's part_*) stands for what the pattern matches;
 //   - a directory is read when it is listed (getdents), not when it is opened: mkdir -p and
 //     gzip open directories only to work relative to them;
+//   - a listing (Effect.Listing: find, ls -R, du, tree) covers listing the directories at and
+//     below its path, and no read of a file: review judges it on the directories alone;
 //   - a recursive write or delete of a tree covers listing the directories inside it (cp -r
 //     and rm -r read the directories they copy into or empty);
 //   - bash listing a directory (to expand a glob: it lists directories for nothing else) is
@@ -55,7 +58,8 @@ import (
 //     making it was judged. A delete of a path the run writes again is covered by a predicted
 //     write of it: replacing a file is writing it. A path made by the run and renamed onto a
 //     path review predicted a write of (sed -i's temporary, git's lock files, ln -sf) is
-//     covered by that write;
+//     covered by that write, as is git's lock file X.lock beside a predicted write of X, and reading back a file the run made and wrote is covered by
+//     the effects that put its contents there;
 //   - a call that failed touched nothing and is not an effect (a failed open of a file that
 //     does not exist reads no contents; a failed execve runs nothing), except a call refused
 //     for permission (EACCES, EPERM), which only running the command as nobody stopped;
@@ -64,8 +68,8 @@ import (
 //     target; link a read of the existing name and a write of the new one; mkdir, mknod,
 //     symlink, truncate, chmod, chown and utimensat writes; unlink and rmdir deletes.
 //
-// The corpus runs for real. A command whose predicted writes or deletes leave the run's
-// directories is reported and not run, and under root (as in CI) the commands run as nobody,
+// The corpus runs for real. /tmp in a command stands for the run's own temporary directory; a
+// command whose predicted writes or deletes leave the run's directories is reported and not run, and under root (as in CI) the commands run as nobody,
 // who owns the run's directories and nothing else. A command gets straceBound; one that does
 // not finish is reported with what it did until then.
 //
@@ -151,7 +155,7 @@ type straceDirs struct {
 
 // straceWorkspace builds a fresh workspace: a small Go project with secrets review must never
 // let through (.env, config/.env.local, keys/id.pem), a script to run, nested directories for
-// the recursive effects, and a git repository; a home beside it holding an SSH key, cloud
+// the recursive effects, and a git repository with one commit of the project; a home beside it holding an SSH key, cloud
 // credentials and a shell history; and an empty temporary directory.
 func straceWorkspace(t *testing.T) straceDirs {
 	t.Helper()
@@ -192,11 +196,35 @@ func straceWorkspace(t *testing.T) straceDirs {
 	if err := os.Chmod(d.ws+"/scripts/hello.sh", 0o755); err != nil {
 		t.Fatal(err)
 	}
-	git := exec.Command("git", "init", "-q")
-	git.Dir = d.ws
-	git.Env = d.env()
-	if out, err := git.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v: %s", err, out)
+	// The project was written before its commit, as a real one is: a file changed in the
+	// second its index was written is "racy", and git status would read every file again.
+	past := time.Now().Add(-time.Hour)
+	for name := range files {
+		if err := os.Chtimes(name, past, past); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A repository with a commit of the project (not its secrets), as an agent meets one: git
+	// log, diff HEAD and branch have history to read. Its author is in the repository's own
+	// configuration, which git reads anyway, so that git commit works without a home's.
+	for _, args := range [][]string{
+		{"init", "-q"},
+		{"config", "user.name", "Demo"},
+		{"config", "user.email", "demo@example.com"},
+		// Under root the run's files are then given to nobody, which changes their owner
+		// and ctime, not their contents: git compares mtime and size only, as it would
+		// in a checkout nobody had touched since.
+		{"config", "core.checkStat", "minimal"},
+		{"config", "core.trustctime", "false"},
+		{"add", "main.go", "README.md", "go.mod", ".gitignore", "sub", "docs", "scripts"},
+		{"commit", "-q", "-m", "start"},
+	} {
+		git := exec.Command("git", args...)
+		git.Dir = d.ws
+		git.Env = d.env()
+		if out, err := git.CombinedOutput(); err != nil {
+			t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, out)
+		}
 	}
 	return d
 }
@@ -353,7 +381,13 @@ func snapshot(t *testing.T, d straceDirs) map[string]bool {
 //     a file (gunzip -f, cp --remove-destination) is writing it;
 //   - a write or delete of a path that did not exist before the run and was renamed onto a path
 //     review predicted a write of (sed -i's temporary, git's lock files, ln -sf): that is how
-//     the write is done.
+//     the write is done;
+//   - a write of X.lock, new to the run, where review predicted a write of X: git takes the lock
+//     to write X, and renames it onto X or removes it when X stays as it is;
+//   - a read of a file that did not exist before the run and that the run wrote (rsync reading
+//     back its temporary): it reads what the run put there, and whatever that came from is an
+//     effect of its own (an open names the file it reached, so a link made to a file that
+//     existed is read as that file).
 //
 // existed is the snapshot of the workspace and home before the run; a path outside them is
 // taken to have existed. Each path is reported once an operation.
@@ -400,6 +434,9 @@ func unexplained(v review.Verdict, command string, obs []tracedEffect, d straceD
 		case o.Op == action.OpDelete && isNew(o.Path):
 		case o.Op == action.OpDelete && written[o.Path] && predicted(tracedEffect{Op: action.OpWrite, Path: o.Path}):
 		case o.Op != action.OpRead && onto[o.Path] != "" && predicted(tracedEffect{Op: action.OpWrite, Path: onto[o.Path]}):
+		case o.Op == action.OpWrite && isNew(o.Path) && strings.HasSuffix(o.Path, ".lock") &&
+			predicted(tracedEffect{Op: action.OpWrite, Path: strings.TrimSuffix(o.Path, ".lock")}):
+		case o.Op == action.OpRead && !o.Dir && isNew(o.Path) && written[o.Path]:
 		case ambientReason(o, d, programs, obs[0].PID) != "":
 		case seen[string(o.Op)+" "+o.Path]:
 		default:
@@ -423,6 +460,10 @@ func predictedCovers(e action.Effect, o tracedEffect) bool {
 	switch {
 	case !in:
 		return false
+	case e.Listing:
+		// A listing (find, ls -R, du) reads the directories at and below its path, not the
+		// files in them: a rule on files does not see it, so it covers no read of one.
+		return o.Op == action.OpRead && o.Dir
 	case e.Op == o.Op:
 		return true
 	case o.Op == action.OpRead && e.Op == action.OpExecute && same && !o.Dir:
@@ -460,6 +501,16 @@ func shebang(file string) []string {
 		}
 	}
 	return names
+}
+
+// corpusTmp is /tmp where a command names it: at the start of a word, an assignment's value or
+// a quoted string, and not as the start of a longer name (/tmpfiles).
+var corpusTmp = regexp.MustCompile(`(^|[\s'"=:(])/tmp\b`)
+
+// onScratchTmp returns command with every /tmp it names replaced by the run's temporary
+// directory: reviewed and run there, cp -R sub /tmp/copy is checked without writing /tmp.
+func onScratchTmp(command string, d straceDirs) string {
+	return corpusTmp.ReplaceAllString(command, "${1}"+d.tmp)
 }
 
 // outsideScratch returns the first predicted write or delete outside the run's workspace, home
@@ -527,6 +578,7 @@ var ambientEffects = []ambientEffect{
 	{[]action.Op{action.OpRead}, "/proc/meminfo", "memory size, read by runtimes that size their heaps (node)"},
 	{[]action.Op{action.OpRead}, "/proc/sys/vm/overcommit_memory", "the kernel's overcommit policy, read by runtimes that size their heaps"},
 	{[]action.Op{action.OpRead}, "/sys/fs/cgroup/", "the process's resource limits, read by runtimes that size their heaps"},
+	{[]action.Op{action.OpRead}, "/sys/devices/system/cpu/online", "the CPUs online, read by programs that size their thread pools (git grep)"},
 }
 
 // ambientReason reports why an observed effect is not the command's own, or "". programs are
@@ -553,10 +605,19 @@ func ambientReason(o tracedEffect, d straceDirs, programs map[string]bool, root 
 			return "a program the command names, found on PATH (command rules judge programs by name)"
 		case onPath && o.Parent != "" && programs[filepath.Base(o.Parent)] && onPathDir(o.Parent) && shebang(o.Parent) != nil:
 			return "a program on PATH run by an installed script the command names (gunzip runs gzip)"
+		case programs["git"] && strings.HasPrefix(o.Path, "/usr/lib/git-core/"):
+			return "git's own programs, run by git from its exec path (git maintenance run --auto after a commit)"
+		case onPath && programs["tar"] && base == "sh" && filepath.Base(o.Parent) == "tar",
+			onPath && programs["tar"] && tarCompressors[base] && (filepath.Base(o.Parent) == "sh" || filepath.Base(o.Parent) == "tar"):
+			return "the compressor tar runs through sh -c for -z, -j, -J or --zstd, filtering tar's own stream"
 		}
 	}
 	return ""
 }
+
+// tarCompressors are the programs GNU tar runs (as sh -c NAME) to filter the archive it reads
+// or writes: they read and write only the pipes tar gives them.
+var tarCompressors = map[string]bool{"gzip": true, "bzip2": true, "xz": true, "lzip": true, "lzma": true, "lzop": true, "zstd": true}
 
 // onPathDir reports whether p is in one of the directories of the commands' PATH.
 func onPathDir(p string) bool {
@@ -597,37 +658,11 @@ var differentialExceptions = []differentialException{
 	{"shred -u sub/a.txt", []action.Op{action.OpWrite}, "WS/sub/0*",
 		"shred -u renames the file through ever shorter names (00000 ... 0) before unlinking it, to hide its name; review predicts the write and the delete"},
 
-	// Review's: effects action/shell does not report (the report lists them as open bugs).
-	{"mkdir -p build/x/y", []action.Op{action.OpWrite}, "WS/build{,/x}",
-		"review bug: mkdir -p creates every missing parent, and review reports only the last directory"},
-	{"ls", []action.Op{action.OpRead}, "WS",
-		"review bug: ls with no operand lists the working directory, and review reports no read of it"},
-	{"cd docs; ls", []action.Op{action.OpRead}, "WS/docs",
-		"review bug: ls with no operand lists the working directory, and review reports no read of it"},
-	{"echo README.md | xargs cat", []action.Op{action.OpRead}, "WS/README.md",
-		"review bug: xargs feeding its input to a reader reports neither the read nor an unknown, so echo .env | xargs cat is allowed"},
-	{"ln -s ~ k && cat k/.ssh/id_ed25519", []action.Op{action.OpRead}, "HOME/.ssh/id_ed25519",
-		"review bug, a dodge of ssh-keys: a path through a symbolic link the command itself makes is judged as if the link were not there"},
-	{"ln -s ~ h && rm h/.bash_history", []action.Op{action.OpDelete}, "HOME/.bash_history",
-		"review bug, a dodge of shell-history: a path through a symbolic link the command itself makes is judged as if the link were not there"},
-	{"ln -s sub s && rm s/b.go", []action.Op{action.OpDelete}, "WS/sub/b.go",
-		"review bug, harmless here: a path through a symbolic link the command itself makes is judged as if the link were not there"},
-	{"echo ~/.ssh/*", []action.Op{action.OpRead}, "HOME/.ssh",
-		"review bug: a glob outside a file operand is expanded by bash, which lists its directory, and review reports no read (ls ~/.ssh is denied by ssh-keys; this lists the same names)"},
-	{"mktemp -d -p .", []action.Op{action.OpWrite}, "WS/tmp.*",
-		"review bug: mktemp is not in the program table, so its directory (-p, or a template with a slash) is not reported as written"},
-	{"git init", []action.Op{action.OpRead, action.OpWrite, action.OpDelete}, "WS/.git/config{,.lock}",
-		"review bug: git init reports no effects, and in an existing repository it rewrites .git/config (which the example git-config rule guards)"},
-	{"git status", []action.Op{action.OpRead}, "WS{,/*,/.gitignore}",
-		"review bug: git status in the shell reports no effects; it lists the working tree (the native git_status reports a recursive read)"},
-	{"git status", []action.Op{action.OpRead, action.OpWrite, action.OpDelete}, "WS/.git/**",
-		"review bug: git status reads the repository and refreshes its index (.git/index.lock, renamed over .git/index)"},
-	{"git diff", []action.Op{action.OpRead}, "WS/.git/**",
-		"review bug: git diff in the shell reports no effects; it reads the repository (the native git_diff reports a recursive read)"},
-	{"git add README.md", []action.Op{action.OpRead}, "WS{,/README.md,/.gitignore}",
-		"review bug: git add reports no read of what it adds"},
-	{"git add README.md", []action.Op{action.OpRead, action.OpWrite, action.OpDelete}, "WS/.git/**",
-		"review bug: git add writes the index and the object store, and review reports no write"},
+	// Review's: effects action/shell does not report (docs/review.md lists them as known gaps).
+	{"echo change >> README.md && git commit -qam change", []action.Op{action.OpRead}, "WS/README.md",
+		"review gap: git commit -a, status and diff read the tracked files that changed since the index was written; which files are tracked is the index's, which review does not read"},
+	{"git grep -n package -- '*.go'", []action.Op{action.OpRead}, "WS/sub/b.go",
+		"review gap: a git pathspec's * matches across directories ('*.go' is sub/b.go too), where review expands it as a shell glob in one directory"},
 }
 
 // TestDifferentialStrace is the differential test described at the top of this file.
@@ -660,7 +695,10 @@ func TestDifferentialStrace(t *testing.T) {
 					return // the rule is about what review lets run
 				}
 				d := straceWorkspace(t)
-				v := r.Review(differentialSession(t, d), "Bash", args)
+				// /tmp in the command is the run's own temporary directory, so that a command
+				// that copies to /tmp runs, and changes nothing of the machine.
+				command := onScratchTmp(c.command, d)
+				v := r.Review(differentialSession(t, d), "Bash", map[string]any{"command": command})
 				if v.Decision != verdict.Allow {
 					t.Fatalf("%s\n  allowed in one fresh workspace and not in another: %s", c, v.Summary())
 				}
@@ -675,12 +713,12 @@ func TestDifferentialStrace(t *testing.T) {
 				mu.Unlock()
 				rel := strings.NewReplacer(d.ws, "WS", d.home, "HOME", d.tmp, "TMP")
 				existed := snapshot(t, d)
-				obs := runTraced(t, d, c.command)
+				obs := runTraced(t, d, command)
 				if len(obs) == 0 {
 					t.Fatalf("%s: strace saw nothing, not even bash starting", c)
 				}
 				var report []string
-				for _, o := range unexplained(v, c.command, obs, d, existed) {
+				for _, o := range unexplained(v, command, obs, d, existed) {
 					excepted := false
 					for j, x := range differentialExceptions {
 						if ok, _ := doublestar.Match(x.path, rel.Replace(o.Path)); ok && x.command == c.command && slices.Contains(x.ops, o.Op) {
@@ -747,6 +785,10 @@ func TestDifferentialCoverage(t *testing.T) {
 		{eff(read, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/dd"}, false},
 		{eff(del, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/d/e", Dir: true}, true},
 		{eff(del, ws+"/d", true), tracedEffect{Op: read, Path: ws + "/d/f"}, false},
+		{action.Effect{Op: read, Path: ws + "/d", Recursive: true, Listing: true}, tracedEffect{Op: read, Path: ws + "/d", Dir: true}, true},
+		{action.Effect{Op: read, Path: ws + "/d", Recursive: true, Listing: true}, tracedEffect{Op: read, Path: ws + "/d/e", Dir: true}, true},
+		{action.Effect{Op: read, Path: ws + "/d", Recursive: true, Listing: true}, tracedEffect{Op: read, Path: ws + "/d/e/f"}, false},
+		{action.Effect{Op: read, Path: ws + "/d", Recursive: true, Listing: true}, tracedEffect{Op: read, Path: ws + "/d"}, false},
 		{eff(exe, ws+"/s.sh", false), tracedEffect{Op: read, Path: ws + "/s.sh"}, true},
 		{eff(exe, ws, false), tracedEffect{Op: read, Path: ws, Dir: true}, false},
 		{eff(write, ws+"/part_*", false), tracedEffect{Op: write, Path: ws + "/part_aa"}, true},
@@ -765,6 +807,16 @@ func TestDifferentialCoverage(t *testing.T) {
 	}
 
 	d := d0(ws)
+	for give, want := range map[string]string{
+		"cp -R sub /tmp/sub-copy":      "cp -R sub /t/sub-copy",
+		"rsync -av sub /tmp/":          "rsync -av sub /t/",
+		"cd /tmp && ls; echo '/tmp'":   "cd /t && ls; echo '/t'",
+		"ls /tmpfiles x/tmp TMP=/tmp ": "ls /tmpfiles x/tmp TMP=/t ",
+	} {
+		if got := onScratchTmp(give, d); got != want {
+			t.Errorf("onScratchTmp(%q) = %q; want %q", give, got, want)
+		}
+	}
 	programs := commandPrograms("timeout 5 cat go.mod | /usr/bin/sort", [][]string{{"cat", "go.mod"}, {"sort"}})
 	for _, name := range []string{"timeout", "cat", "sort"} {
 		if !programs[name] {
@@ -783,14 +835,17 @@ func TestDifferentialCoverage(t *testing.T) {
 		{Op: write, Path: ws + "/new", PID: 1},                          // not predicted
 		{Op: del, Path: ws + "/new", PID: 1},                            // made by the run
 		{Op: write, Path: ws + "/new", PID: 1},                          // reported once
+		{Op: read, Path: ws + "/new", PID: 1},                           // read back: the run wrote it
 		{Op: del, Path: ws + "/b.tmp", Onto: ws + "/b", PID: 1},         // an old file renamed onto b, whose write was not predicted
 		{Op: read, Path: "/usr/lib/x86_64-linux-gnu/libc.so.6", PID: 1}, // ambient
+		{Op: write, Path: ws + "/a.lock", PID: 1},                       // the lock of a predicted write
+		{Op: write, Path: ws + "/b.lock", PID: 1},                       // b is only read
 	}
 	var got []string
 	for _, o := range unexplained(v, "true", obs, d0(ws), existed) {
 		got = append(got, string(o.Op)+" "+o.Path)
 	}
-	if want := []string{"delete /w/b", "write /w/new", "delete /w/b.tmp"}; !slices.Equal(got, want) {
+	if want := []string{"delete /w/b", "write /w/new", "delete /w/b.tmp", "write /w/b.lock"}; !slices.Equal(got, want) {
 		t.Errorf("unexplained = %q; want %q", got, want)
 	}
 
@@ -813,10 +868,27 @@ func TestDifferentialCoverage(t *testing.T) {
 		{tracedEffect{Op: exe, Path: ws + "/cat", PID: 2}, false},
 		{tracedEffect{Op: exe, Path: "/usr/bin/bash", PID: 1}, true},
 		{tracedEffect{Op: exe, Path: "/usr/bin/bash", PID: 2}, false},
+		{tracedEffect{Op: exe, Path: "/usr/bin/gzip", PID: 3, Parent: "/usr/bin/sh"}, false}, // tar is not in the command
+		{tracedEffect{Op: exe, Path: "/usr/lib/git-core/git", PID: 3}, false},                // git is not in the command
 	}
 	for _, tt := range ambientTests {
 		if got := ambientReason(tt.o, d, programs, 1) != ""; got != tt.want {
 			t.Errorf("ambientReason(%s %s pid %d) = %v", tt.o.Op, tt.o.Path, tt.o.PID, got)
 		}
+	}
+	tar := commandPrograms("tar czf out.tgz sub", [][]string{{"tar", "czf", "out.tgz", "sub"}})
+	for _, o := range []tracedEffect{
+		{Op: exe, Path: "/usr/bin/sh", PID: 3, Parent: "/usr/bin/tar"},
+		{Op: exe, Path: "/usr/bin/gzip", PID: 4, Parent: "/usr/bin/sh"},
+	} {
+		if ambientReason(o, d, tar, 1) == "" {
+			t.Errorf("tar's compressor %s is not ambient", o.Path)
+		}
+	}
+	if ambientReason(tracedEffect{Op: exe, Path: "/usr/lib/git-core/git", PID: 3}, d, commandPrograms("git commit -qam x", nil), 1) == "" {
+		t.Error("git running itself from its exec path is not ambient in a git command")
+	}
+	if ambientReason(tracedEffect{Op: exe, Path: "/usr/bin/sh", PID: 3, Parent: "/usr/bin/bash"}, d, tar, 1) != "" {
+		t.Error("a shell run by bash is ambient because the command runs tar")
 	}
 }

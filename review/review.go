@@ -268,6 +268,18 @@ func checkBoundaries(v *Verdict, set *boundary.Set, a *action.Action) {
 	var hits []boundary.Hit
 	for _, e := range a.Effects {
 		hits = set.CheckPath(e.Op, e.Path, e.Recursive, hits[:0])
+		if e.Recursive && len(hits) > 0 {
+			if below, ok := narrowTree(set, e); ok {
+				for _, h := range below {
+					what := fmt.Sprintf("%s %s", e.Op, h.path)
+					if h.path != e.Path {
+						what += " (under " + e.Path + ")"
+					}
+					v.block(hardBlock(h.hit, what))
+				}
+				continue
+			}
+		}
 		for _, h := range hits {
 			v.block(hardBlock(h, fmt.Sprintf("%s %s", e.Op, e.Path)))
 		}

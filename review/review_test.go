@@ -170,10 +170,10 @@ func TestBURROWMapping(t *testing.T) {
 			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock, review.CodeHardBlock}, rules: []string{"secret", "keys"}}},
 		{"files_list", "files_list", map[string]any{"path": "link"},
 			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock}, effects: []string{"read SECRET"}}},
-		// A recursive read matches every rule that could match something below it: here the
-		// secret itself and the *.key files that could be in it.
+		// A recursive read matches every rule that could match something below it; then what
+		// is really below is looked at: here the secret itself, which holds no *.key file.
 		{"files_find under the secret", "files_find", map[string]any{"path": ".", "pattern": "link/**/*.txt"},
-			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock, review.CodeHardBlock}, rules: []string{"secret", "keys"}, effects: []string{"read SECRET/**"}}},
+			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock}, rules: []string{"secret"}, effects: []string{"read SECRET/**"}}},
 		{"Grep reads its path recursively", "Grep", map[string]any{"pattern": "password", "path": "src"},
 			want{decision: verdict.Allow, effects: []string{"read WS/src/**"}}},
 		{"a recursive read that could reach a *.key file", "Grep", map[string]any{"pattern": "password", "path": ".."},
@@ -233,9 +233,9 @@ func TestShellAndPatch(t *testing.T) {
 		{"a command that does not parse is denied", "Bash", map[string]any{"command": "echo 'unterminated"},
 			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeUnparseableCmd}}},
 		{"a glob is expanded against the file system", "Bash", map[string]any{"command": "cat *.log"},
-			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock}, effects: []string{"execute WS", "read WS/a.log", "read SECRET/token"}}},
+			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock}, effects: []string{"execute WS", "read WS", "read WS/a.log", "read SECRET/token"}}},
 		{"a glob that matches nothing is passed as written", "Bash", map[string]any{"command": "cat *.txt"},
-			want{decision: verdict.Allow, effects: []string{"execute WS", "read WS/*.txt"}}},
+			want{decision: verdict.Allow, effects: []string{"execute WS", "read WS", "read WS/*.txt"}}},
 		{"a patch deleting through a link", "files_patch", map[string]any{"patch": patchDeletingSecret},
 			want{decision: verdict.Deny, codes: []verdict.Code{review.CodeHardBlock}, effects: []string{"delete SECRET/token"}}},
 		{"a patch that does not parse is denied", "files_patch", map[string]any{"patch": "@@ -1 +1 @@\n-a\n+b\n"},

@@ -175,7 +175,7 @@ func eval(c *call, _ *parsed) {
 	c.w.code(c.st, code.val, "eval", c.text, c.pos, true)
 }
 
-// source runs a script in the shell: its code is not known, but its path is.
+// source reads a script and runs it in the shell: its code is not known, but its path is.
 func source(c *call, _ *parsed) {
 	if len(c.args) == 0 {
 		return
@@ -184,7 +184,7 @@ func source(c *call, _ *parsed) {
 	if a.lit() && a.val == "--" && len(c.args) > 1 {
 		a = c.args[1]
 	}
-	c.eff(Execute, a, "sourced script", false)
+	c.script(a, "sourced script")
 }
 
 // trap CODE SIGNAL... runs CODE later, in the shell.

@@ -63,6 +63,11 @@ func (c *call) code(a arg, via string) {
 func (w *walker) call(st *state, c *syntax.CallExpr, redirs []*syntax.Redirect) {
 	for _, as := range c.Assigns {
 		w.substs(st, as)
+		if as.Name != nil {
+			w.assignVar(as.Name.Value, assignValue(w, as), w.text(as), w.pos(as.Pos()))
+			w.a.assigned(as.Name.Value, w.valueLevel(as))
+			w.integerAssign(st, as)
+		}
 	}
 	for _, word := range c.Args {
 		w.substs(st, word)
@@ -157,7 +162,8 @@ func (w *walker) run(st *state, inv invocation) {
 			break
 		}
 		if strings.Contains(name, "/") {
-			s.pend = append(s.pend, pending{op: Execute, a: args[0], why: "script run", dir: before.dir})
+			s.pend = append(s.pend, pending{op: Read, a: args[0], why: "program run", dir: before.dir},
+				pending{op: Execute, a: args[0], why: "script run", dir: before.dir})
 		}
 		wrappers = append(wrappers, normalize(base, args[1:1+n]))
 		if base != "builtin" && base != "command" {
@@ -215,6 +221,11 @@ func (w *walker) run(st *state, inv invocation) {
 		w.unknown(u, inv.text, inv.pos)
 	}
 	w.redirects(idx, st, inv.redirs)
+	if inv.shell {
+		for _, a := range inv.args {
+			w.globListing(idx, inv.dir, a)
+		}
+	}
 	c := &call{w: w, st: st, idx: idx, name: name, args: rest, dir: s.dir, redirs: inv.redirs,
 		shell: shell, input: s.input, pos: inv.pos, text: inv.text}
 	if s.input != "" {
@@ -240,19 +251,37 @@ func (w *walker) run(st *state, inv invocation) {
 		return
 	}
 	if strings.Contains(prog.val, "/") {
+		// a program run by its path is read as well as run: a script is read by its
+		// interpreter, whose errors show what it read (./.env)
+		w.target(idx, s.dir, Read, prog, "program run", false)
 		w.target(idx, s.dir, Execute, prog, "script run", false)
+		// a program run by a path is what it is: a link to rm is rm
+		if real := w.programAt(s.dir, prog); real != "" && real != name {
+			name, c.name = real, real
+			w.a.res.Commands[idx].Name = real
+		}
 	}
 	if isFunc {
 		w.callFunctions(st, prog.val)
 	}
 	p := lookup(name)
 	if p == nil {
+		if !isFunc && wrapperTable[name] == nil {
+			c.unknownProgram(rest)
+		}
 		return
 	}
-	if s.input != "" && p.kind >= kindChanges {
+	if s.input != "" && p.kind >= kindReads {
+		// the names xargs reads from its input are paths review cannot know
 		c.unknown(fmt.Sprintf("%s runs %s on arguments read from input", s.input, name))
 	}
 	p.invoke(c)
+	switch name {
+	case "cp", "ln", "link", "install":
+		if ps := p.g.parse(rest); len(ps.ops) >= 2 {
+			c.noteAlias(ps.ops[0], ps.ops[len(ps.ops)-1])
+		}
+	}
 	if s.exec && inv.shell {
 		st.dead = true
 	}

@@ -69,9 +69,23 @@ func (c *call) copyLike(p *parsed, name string, srcOp Op, rec, parents bool) {
 	case len(ops) > 1 || strings.HasSuffix(target.val, "/"):
 		c.into(target, ops, name, rec, parents)
 	default:
-		c.write(target, name+" target", rec)
+		c.writeFrom(target, name+" target", rec, ops[0])
 		c.into(target, ops, name, rec, parents)
 	}
+}
+
+// writeFrom is a write of a copy of the tree at src (Effect.From), when src is a plain path.
+func (c *call) writeFrom(a arg, why string, rec bool, src arg) {
+	if stdio(a) {
+		return
+	}
+	from := ""
+	if rec && src.lit() && !src.glob() && !src.tilde() && (c.dir != "" || strings.HasPrefix(src.val, "/")) {
+		if p, err := c.w.a.resolve(c.dir, src.val); err == nil {
+			from = p
+		}
+	}
+	c.w.targetFrom(c.idx, c.dir, Write, a, why, rec, from)
 }
 
 // into writes target/base(source) for each source copied into the directory target; a
@@ -84,8 +98,12 @@ func (c *call) into(dir arg, sources []arg, name string, rec, parents bool) {
 	for _, s := range sources {
 		// dir/. copies the contents; so does rsync's src/
 		contents := s.val == "." || strings.HasSuffix(s.val, "/.") || name == "rsync" && strings.HasSuffix(s.val, "/")
-		if !s.lit() || s.glob() || contents {
+		if !s.lit() || s.glob() || contents && remote(s) {
 			c.write(dir, name+" target", true)
+			continue
+		}
+		if contents {
+			c.writeFrom(dir, name+" target", true, s)
 			continue
 		}
 		b := filepath.Base(filepath.Clean(s.val))
@@ -99,7 +117,7 @@ func (c *call) into(dir arg, sources []arg, name string, rec, parents bool) {
 		t := dir
 		t.segs = append(append([]seg(nil), dir.segs...), seg{text: "/" + strings.TrimPrefix(b, "/"), quoted: true})
 		t.finish()
-		c.write(t, name+" target", rec)
+		c.writeFrom(t, name+" target", rec, s)
 	}
 }
 
@@ -137,6 +155,12 @@ func ln(c *call, p *parsed) {
 	}
 	for _, l := range links {
 		c.write(l, "ln link name", false)
+	}
+	if sym {
+		// each link name leads to its target: the only one, or the one at its index
+		for i, l := range links {
+			c.noteLink(l, targets[min(i, len(targets)-1)], p.has("r", "relative"))
+		}
 	}
 	for i, t := range targets {
 		if sym && t.lit() && !filepath.IsAbs(t.val) && !t.tilde() {

@@ -52,8 +52,9 @@ func find(c *call, _ *parsed) {
 	for _, r := range roots {
 		rootRefs = append(rootRefs, root{arg: r, rootDir: c.dir})
 	}
+	// a listing reads no file: find reads the directories under its roots, not the files
 	for _, r := range roots {
-		c.read(r, "find root", true)
+		c.list(r, "find root", true)
 	}
 	for ; i < len(args); i++ {
 		a := args[i]

@@ -2,6 +2,7 @@ package shell
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -35,6 +36,7 @@ var interps = map[string]*interp{
 	"tclsh":     {},
 	"wish":      {},
 	"osascript": {inline: "e", valued: "ls"},
+	"expect":    {inline: "c", valued: "D", scriptOpt: 'f'},
 }
 
 // interpreterAliases maps versioned names (python3.12, perl5.36) to their family.
@@ -87,6 +89,9 @@ func lookup(name string) *program {
 // bash - read code from their input.
 func shell(c *call, _ *parsed) {
 	args := c.args
+	if versionOnly(args, "") {
+		return
+	}
 	codeMode, stdin := false, false
 	i := 0
 loop:
@@ -134,7 +139,41 @@ loop:
 	case stdin || len(ops) == 0:
 		c.stdinCode(!foreign)
 	default:
-		c.eff(Execute, ops[0], "script run", false)
+		c.script(ops[0], "script run")
+	}
+}
+
+// script is a file of code a program reads and runs (bash FILE, python FILE, source FILE): a
+// read of the file and an execute of it. Code from a pipe or an open descriptor (source
+// /dev/stdin, bash <(...)) cannot be read here: it is an Unknown.
+func (c *call) script(a arg, why string) {
+	if a.pipe || a.lit() && special(cleanPath(a.val)) && a.val != "/dev/null" {
+		c.w.unknown(fmt.Sprintf("%s runs code read from a pipe or a descriptor", c.name), a.src, a.pos)
+		return
+	}
+	c.eff(Read, a, why, false)
+	c.eff(Execute, a, why, false)
+}
+
+// cleanPath cleans an absolute path; a relative one is returned as it is.
+func cleanPath(v string) string {
+	if strings.HasPrefix(v, "/") {
+		return filepath.Clean(v)
+	}
+	return v
+}
+
+// versionOnly reports a command line that only asks a program for its version or its help:
+// python3 --version, node -v.
+func versionOnly(args []arg, short string) bool {
+	if len(args) != 1 || !args[0].lit() {
+		return false
+	}
+	switch v := args[0].val; v {
+	case "--version", "--help", "-version", "-help", "-h", "-VV":
+		return true
+	default:
+		return len(v) == 2 && v[0] == '-' && strings.IndexByte(short, v[1]) >= 0
 	}
 }
 
@@ -157,7 +196,9 @@ func (c *call) stdinCode(parseable bool) {
 	}
 	switch in.Op {
 	case syntax.RdrIn, syntax.RdrInOut:
-		c.w.target(c.idx, c.st.dir, Execute, c.w.word(in.Word), "script read from input", false)
+		a := c.w.word(in.Word)
+		c.w.target(c.idx, c.st.dir, Read, a, "script read from input", false)
+		c.w.target(c.idx, c.st.dir, Execute, a, "script read from input", false)
 		return
 	}
 	if !parseable {
@@ -210,6 +251,13 @@ func interpreter(c *call, _ *parsed) {
 		return
 	}
 	args := c.args
+	short := "v"
+	if f := interpreterFamily(c.name); f == "python" || f == "pypy" {
+		short = "V"
+	}
+	if versionOnly(args, short) {
+		return
+	}
 	i := 0
 loop:
 	for ; i < len(args); i++ {
@@ -231,6 +279,13 @@ loop:
 				c.unknown(fmt.Sprintf("%s runs inline code (--%s)", c.name, name))
 				return
 			}
+			if name == "env-file" || name == "env-file-if-exists" {
+				if hasEq {
+					c.read(a.suffix(len(name)+3), c.name+" --"+name, false)
+				} else if i+1 < len(args) {
+					c.read(args[i+1], c.name+" --"+name, false)
+				}
+			}
 			if contains(spec.valuedLong, name) && !hasEq {
 				i++
 			}
@@ -242,12 +297,21 @@ loop:
 					c.unknown(fmt.Sprintf("%s runs inline code (-%c)", c.name, ch))
 					return
 				case spec.module != 0 && ch == spec.module:
-					return // a module from the installed packages
+					// a module from the installed packages: what it does with its operands
+					// is not known, so they are what an unknown program's are. The module
+					// is looked for in the working directory first, which is listed.
+					c.read(litArg(".", c.text, c.pos), c.name+" -m (working directory)", false)
+					rest := args[i+1:]
+					if j+1 == len(v) && len(rest) > 0 {
+						rest = rest[1:]
+					}
+					c.unknownProgram(rest)
+					return
 				case spec.scriptOpt != 0 && ch == spec.scriptOpt:
 					if j+1 < len(v) {
-						c.eff(Execute, a.suffix(j+1), "script run", false)
+						c.script(a.suffix(j+1), "script run")
 					} else if i+1 < len(args) {
-						c.eff(Execute, args[i+1], "script run", false)
+						c.script(args[i+1], "script run")
 					}
 					return
 				case strings.IndexByte(spec.valued, ch) >= 0:
@@ -271,7 +335,7 @@ loop:
 		c.stdinCode(false)
 		return
 	}
-	c.eff(Execute, args[i], "script run", false)
+	c.script(args[i], "script run")
 }
 
 // pwsh: -Command and -EncodedCommand are inline code; -File and a .ps1 operand are scripts.
@@ -290,7 +354,7 @@ func pwsh(c *call, _ *parsed) {
 			return
 		case "-f", "-file", "/file":
 			if i+1 < len(args) {
-				c.eff(Execute, args[i+1], "script run", false)
+				c.script(args[i+1], "script run")
 			}
 			return
 		case "-executionpolicy", "-ep", "-workingdirectory", "-wd", "-configurationname", "-settingsfile",
@@ -302,7 +366,7 @@ func pwsh(c *call, _ *parsed) {
 			continue
 		}
 		if strings.HasSuffix(v, ".ps1") {
-			c.eff(Execute, a, "script run", false)
+			c.script(a, "script run")
 		} else {
 			c.unknown(fmt.Sprintf("%s runs inline code", c.name))
 		}
@@ -332,15 +396,23 @@ func deno(c *call, _ *parsed) {
 	for i := 0; i < len(args); i++ {
 		v := args[i].val
 		if strings.HasPrefix(v, "-") {
+			if strings.HasPrefix(v, "--env-file=") {
+				c.read(args[i].suffix(len("--env-file=")), "deno --env-file", false)
+			}
 			switch v {
-			case "-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed", "--env-file":
+			case "--env-file":
+				if i+1 < len(args) {
+					c.read(args[i+1], "deno --env-file", false)
+				}
+				i++
+			case "-c", "--config", "--import-map", "--lock", "--cert", "--location", "--seed":
 				i++
 			}
 			continue
 		}
-		if looksLikeFile(v) || !args[i].lit() {
-			c.eff(Execute, args[i], "script run", false)
-		}
+		// the first operand is the module run: a file, or a URL (read as a path that is not
+		// there)
+		c.script(args[i], "script run")
 		return
 	}
 }
@@ -359,11 +431,13 @@ func bun(c *call, _ *parsed) {
 			continue
 		}
 		if strings.HasPrefix(v, "-") {
+			if strings.HasPrefix(v, "--env-file=") {
+				c.read(args[i].suffix(len("--env-file=")), "bun --env-file", false)
+			}
 			continue
 		}
-		if looksLikeFile(v) || !args[i].lit() {
-			c.eff(Execute, args[i], "script run", false)
-		}
+		// a file is a script; a package script's name is read as a path that is not there
+		c.script(args[i], "script run")
 		return
 	}
 }

@@ -125,6 +125,9 @@ func curl(c *call, p *parsed) {
 	for _, a := range p.vals("T", "upload-file") {
 		c.read(a, "curl upload", false)
 	}
+	for _, u := range urls {
+		c.fileURL(u)
+	}
 	for _, it := range p.items {
 		if !it.has {
 			continue
@@ -264,7 +267,18 @@ func rsync(c *call, p *parsed) {
 	if remote(dst) || dst.input {
 		return
 	}
-	c.write(dst, "rsync target", rec)
+	switch {
+	case len(srcs) == 1 && srcs[0].lit() && !srcs[0].glob() && !remote(srcs[0]):
+		// one local source: src/ copies its contents into dst, src copies itself into
+		// dst/src (into); either way the names written are those under src
+		if strings.HasSuffix(srcs[0].val, "/") {
+			c.writeFrom(dst, "rsync target", rec, srcs[0])
+		} else {
+			c.write(dst, "rsync target", false)
+		}
+	default:
+		c.write(dst, "rsync target", rec)
+	}
 	c.into(dst, srcs, "rsync", rec, false)
 	if p.has("delete", "delete-before", "delete-during", "delete-delay", "delete-after", "delete-excluded", "del") {
 		c.del(dst, "rsync --delete", true)

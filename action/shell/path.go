@@ -10,6 +10,14 @@ import (
 // target adds the effect of op on the path a names, relative to dir, or an Unknown when that
 // path cannot be known. why says what causes it ("rm operand", "redirect >").
 func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool) {
+	w.targetFrom(idx, dir, op, a, why, rec, "")
+}
+
+// listingTree, given as targetFrom's from, marks a recursive read as a listing (Effect.Listing).
+const listingTree = "\x00listing"
+
+// targetFrom is target for a recursive write whose tree comes from the path from (Effect.From).
+func (w *walker) targetFrom(idx int, dir string, op Op, a arg, why string, rec bool, from string) {
 	switch {
 	case a.input || a.pipe:
 		// xargs' input is covered by xargs' own Unknown; <(...) is a pipe, not a file
@@ -17,9 +25,18 @@ func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool)
 	case a.roots != nil:
 		// find's {}: every path under each root
 		for _, r := range a.roots {
-			w.target(idx, r.rootDir, op, r.arg, why, true)
+			w.targetFrom(idx, r.rootDir, op, r.arg, why, true, "")
 		}
 		return
+	case a.dyn:
+		if items := w.bound(a); items != nil {
+			// a loop variable: each of its words in turn
+			for _, it := range items {
+				it.src, it.pos = a.src, a.pos
+				w.targetFrom(idx, dir, op, it, why, rec, from)
+			}
+			return
+		}
 	}
 	p, glob, ok := w.path(dir, a, why)
 	if !ok {
@@ -28,7 +45,16 @@ func (w *walker) target(idx int, dir string, op Op, a arg, why string, rec bool)
 	if glob {
 		why += " (glob)"
 	}
-	w.a.addEffect(Effect{Op: op, Path: p, Recursive: rec, Cmd: idx, Why: why})
+	listing := false
+	if from == listingTree {
+		from, listing = "", rec
+	}
+	if !rec || glob {
+		from = ""
+	}
+	e := Effect{Op: op, Path: p, Recursive: rec, Listing: listing, From: from, Cmd: idx, Why: why}
+	w.a.addEffect(e)
+	w.throughLinks(e, a.src, a.pos)
 }
 
 // path is the absolute, resolved path a names relative to dir. It reports an Unknown and

@@ -52,6 +52,19 @@ func (c *call) read(a arg, why string, rec bool) {
 	}
 }
 
+// list is a listing of the tree at a (find, ls -R, du, tree): the directories below it are
+// read, not the files in them (Effect.Listing); a listing that does not recurse reads a.
+func (c *call) list(a arg, why string, rec bool) {
+	if stdio(a) {
+		return
+	}
+	from := ""
+	if rec {
+		from = listingTree
+	}
+	c.w.targetFrom(c.idx, c.dir, Read, a, why, rec, from)
+}
+
 func (c *call) write(a arg, why string, rec bool) {
 	if !stdio(a) {
 		c.eff(Write, a, why, rec)
@@ -93,9 +106,10 @@ var none = &program{kind: kindNone, run: func(*call, *parsed) {}}
 func init() {
 	// Programs with no file effects. They need no entry (a program not in the table has
 	// none), but xargs should know them as harmless.
-	register(none, "echo", "printf", "true", "false", ":", "test", "[", "pwd", "which", "type",
+	// (printf, read, test and [ take variable names: arith.go.)
+	register(none, "echo", "true", "false", ":", "pwd", "which", "type",
 		"basename", "dirname", "realpath", "readlink", "date", "sleep", "seq", "yes", "env",
-		"printenv", "id", "whoami", "hostname", "uname", "tr", "expr", "let", "read", "kill")
+		"printenv", "id", "whoami", "hostname", "uname", "tr", "expr", "let", "kill")
 
 	// Readers: every operand is read.
 	register(reads("", "show-all number-nonblank show-ends number squeeze-blank show-tabs show-nonprinting"), "cat")
@@ -185,18 +199,30 @@ func init() {
 		"table-name= table-wrap= table-truncate= table-order= tree= tree-id= tree-parent="), "column")
 	register(reads("l:H:r:m:", "language= highlight-line= line-range= map-syntax= theme= style= color= decorations= "+
 		"paging= tabs= wrap= terminal-width= file-name= diff-context= italic-text= pager="), "bat", "batcat")
-	register(reads("I:T:w:", "hide= ignore= format= sort= time= time-style= color=? block-size= quoting-style= "+
-		"indicator-style= width= tabsize= hyperlink=? recursive", "R", "recursive"), "ls", "dir", "vdir")
+	// ls lists: ls -R reads the directories below its operands, not the files in them; with no
+	// operand it lists the working directory
+	register(&program{kind: kindReads, g: newGrammar("I:T:w:", "hide= ignore= format= sort= time= time-style= "+
+		"color=? block-size= quoting-style= indicator-style= width= tabsize= hyperlink=? recursive"),
+		run: func(c *call, p *parsed) {
+			rec := p.has("R", "recursive")
+			if len(p.ops) == 0 {
+				c.list(litArg(".", c.text, c.pos), c.name+" (working directory)", rec)
+			}
+			for _, a := range p.ops {
+				c.list(a, c.name+" operand", rec)
+			}
+		}}, "ls", "dir", "vdir")
 	register(&program{kind: kindReads, g: newGrammar("B:d:t:X:", "block-size= max-depth= threshold= exclude= "+
 		"exclude-from= time=? time-style= files0-from="), run: func(c *call, p *parsed) {
 		for _, a := range p.vals("X", "exclude-from", "files0-from") {
 			c.read(a, "du list", false)
 		}
+		// du, like ls -R and tree, lists: it reads directories and sizes, not the files
 		if len(p.ops) == 0 {
-			c.readDir("du (working directory)")
+			c.list(litArg(".", c.text, c.pos), "du (working directory)", true)
 		}
 		for _, a := range p.ops {
-			c.read(a, "du operand", true)
+			c.list(a, "du operand", true)
 		}
 	}}, "du")
 	register(&program{kind: kindReads, g: newGrammar("L:P:I:o:", "filelimit= timefmt= sort= charset= fromfile"),
@@ -205,10 +231,10 @@ func init() {
 				c.write(a, "tree -o", false)
 			}
 			if len(p.ops) == 0 {
-				c.readDir("tree (working directory)")
+				c.list(litArg(".", c.text, c.pos), "tree (working directory)", true)
 			}
 			for _, a := range p.ops {
-				c.read(a, "tree operand", true)
+				c.list(a, "tree operand", true)
 			}
 		}}, "tree")
 	register(&program{kind: kindReads, g: newGrammar("k:o:t:S:T:", "key= output= field-separator= buffer-size= "+
@@ -294,7 +320,20 @@ func init() {
 				c.write(a, "truncate operand", false)
 			}
 		}}, "truncate")
-	register(writes("m:", "mode= context=? parents verbose"), "mkdir", "mkfifo")
+	register(writes("m:", "mode= context=? verbose"), "mkfifo")
+	register(&program{kind: kindChanges, g: newGrammar("p:", "tmpdir=? suffix= directory dry-run quiet"), run: mktemp}, "mktemp")
+	// mkdir -p makes every missing directory on the way, each a write
+	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=? parents verbose"), run: func(c *call, p *parsed) {
+		parents := p.has("p", "parents")
+		for _, a := range p.ops {
+			if parents && a.lit() {
+				for _, up := range parentDirs(a, c.dir, c.w.a.opt.Home) {
+					c.write(up, "mkdir -p parent", false)
+				}
+			}
+			c.write(a, "mkdir operand", false)
+		}
+	}}, "mkdir")
 	register(&program{kind: kindChanges, g: newGrammar("m:", "mode= context=?"), run: func(c *call, p *parsed) {
 		if len(p.ops) > 0 {
 			c.write(p.ops[0], "mknod operand", false)
@@ -466,7 +505,7 @@ func modeFirst(name string) *program {
 			files = append(files, a)
 		}
 		for _, f := range files {
-			c.write(f, name+" operand", rec)
+			c.writeFrom(f, name+" operand", rec, f) // -R changes the tree in place
 		}
 	}}
 }
@@ -538,5 +577,88 @@ func patch(c *call, p *parsed) {
 		c.write(p.ops[0], "patch operand", false)
 	default:
 		c.write(litArg(".", c.text, c.pos), "patch (files named in the patch)", true)
+	}
+}
+
+// parentDirs are the directories above a that a names itself (a/b/c: a and a/b), outermost
+// first, with a's quoting and ~ kept; none for a name without a slash. A component that is
+// . or .. names no new directory, and neither does the working directory dir or a directory
+// above it (home is ~): they exist.
+func parentDirs(a arg, dir, home string) []arg {
+	var out []arg
+	for i := 1; i < len(a.val)-1; i++ {
+		if a.val[i] != '/' || a.val[i-1] == '/' {
+			continue
+		}
+		if last := a.val[strings.LastIndexByte(a.val[:i], '/')+1 : i]; last == "." || last == ".." || last == "~" {
+			continue
+		}
+		p := a.val[:i]
+		if rest, ok := strings.CutPrefix(p, "~/"); ok && a.tilde() && home != "" {
+			p = home + "/" + rest
+		}
+		if !filepath.IsAbs(p) {
+			p = dir + "/" + p
+		}
+		if p = filepath.Clean(p); dir != "" && (p == dir || strings.HasPrefix(dir, p+"/")) {
+			continue
+		}
+		out = append(out, argPrefix(a, i))
+	}
+	return out
+}
+
+// argPrefix is the first n bytes of a, with their quoting and expansions kept.
+func argPrefix(a arg, n int) arg {
+	out := arg{src: a.src, pos: a.pos, noTilde: a.noTilde}
+	for _, s := range a.segs {
+		if n <= 0 {
+			break
+		}
+		if len(s.text) > n {
+			s.text = s.text[:n]
+		}
+		n -= len(s.text)
+		out.segs = append(out.segs, s)
+	}
+	out.finish()
+	return out
+}
+
+// mktemp makes a file or directory named by its template, whose trailing Xs are random: in
+// the directory -p or --tmpdir names, or where a template with a slash says. One made in the
+// temporary directory ($TMPDIR, -t) is the system's scratch space, not a file effect here.
+func mktemp(c *call, p *parsed) {
+	if p.has("u", "dry-run", "t") {
+		return
+	}
+	tmpl := litArg("tmp.XXXXXXXXXX", c.text, c.pos)
+	if len(p.ops) > 0 {
+		tmpl = p.ops[0]
+	}
+	dir, inDir := p.val("p", "tmpdir")
+	if inDir && dir.val == "" {
+		return // --tmpdir with no value: $TMPDIR
+	}
+	if !tmpl.lit() {
+		c.write(tmpl, "mktemp template", false)
+		return
+	}
+	name := strings.TrimRight(tmpl.val, "X")
+	if len(tmpl.val)-len(name) >= 3 {
+		name += "*"
+	} else {
+		name = tmpl.val
+	}
+	switch {
+	case inDir:
+		t := dir
+		t.segs = append(append([]seg(nil), dir.segs...), seg{text: "/" + name})
+		t.finish()
+		c.write(t, "mktemp -p", false)
+	case strings.Contains(tmpl.val, "/"):
+		t := arg{segs: []seg{{text: name}}, src: tmpl.src, pos: tmpl.pos, noTilde: !tmpl.tilde()}
+		t.finish()
+		c.write(t, "mktemp template", false)
 	}
 }

@@ -48,15 +48,18 @@ func (w *walker) redirects(idx int, st *state, redirs []*syntax.Redirect) {
 		default: // here-documents and here-strings
 			continue
 		}
-		a := w.word(r.Word)
 		why := "redirect " + r.Op.String()
 		if r.N != nil {
 			why = "redirect " + r.N.Value + r.Op.String()
 		}
-		for _, op := range ops {
-			if op != "" {
-				w.target(idx, st.dir, op, a, why, false)
-			}
+		// bash brace-expands a redirect target: > /{e..e}tc/x is > /etc/x (and more than one
+		// word is an error, but each is reported)
+		if !hasBrace(r.Word) {
+			w.redirectTo(idx, st, ops, w.word(r.Word), why)
+			continue
+		}
+		for _, a := range w.appendWord(nil, r.Word) {
+			w.redirectTo(idx, st, ops, a, why)
 		}
 	}
 }
@@ -72,4 +75,13 @@ func trimSuffixByte(s string, c byte) string {
 		return s[:len(s)-1]
 	}
 	return s
+}
+
+// redirectTo adds the effects of a redirection to the file a names.
+func (w *walker) redirectTo(idx int, st *state, ops [2]Op, a arg, why string) {
+	for _, op := range ops {
+		if op != "" {
+			w.target(idx, st.dir, op, a, why, false)
+		}
+	}
 }

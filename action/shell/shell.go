@@ -29,6 +29,14 @@ type Effect struct {
 	// Recursive means the whole tree under Path (rm -r, cp -r, chmod -R, find -delete, mv
 	// sources, tar -x into a directory).
 	Recursive bool
+	// Listing is set on a recursive read that lists the tree (find, ls -R, du, tree): it reads
+	// the directories below Path, which names what is in them, not the files.
+	Listing bool
+	// From is set on a recursive write whose tree is a copy of another one (cp -r, mv) or the
+	// tree already at Path, changed in place (chmod -R): the real path of the tree whose names
+	// appear below Path, so that a reviewer can look at what is really written. "" means the
+	// names written below Path are not known.
+	From string
 	// Cmd is the index into Analysis.Commands of the command that causes the effect.
 	Cmd int
 	// Why says briefly what causes it: "redirect >", "rm operand", "dd of=", "script run", ...
@@ -149,6 +157,7 @@ func Analyze(src string, opt Options) (res *Analysis, err error) {
 	}()
 	w := newWalker(src, opt)
 	w.file(f)
+	w.checkUses()
 	return w.a.res, nil
 }
 

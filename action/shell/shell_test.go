@@ -58,8 +58,9 @@ var structureTests = []testCase{
 		Effects: []string{"delete /w/a #0 rm operand"},
 	}},
 	{give: "for ((i=0; i<$(rm n); i++)); do rm a; done", want: result{
-		Cmds:    []string{"$(...): rm n", "rm a"},
-		Effects: []string{"delete /w/n #0 rm operand", "delete /w/a #1 rm operand"},
+		Cmds:     []string{"$(...): rm n", "rm a"},
+		Effects:  []string{"delete /w/n #0 rm operand", "delete /w/a #1 rm operand"},
+		Unknowns: []string{"bash evaluates the output of a substitution as arithmetic, which is not known"},
 	}},
 	{give: "while rm a; do rm b; done", want: result{
 		Cmds:    []string{"rm a", "rm b"},
@@ -82,12 +83,14 @@ var structureTests = []testCase{
 		Effects: []string{"delete /w/a #0 rm operand"},
 	}},
 	{give: "(( $(rm a) + 1 ))", want: result{
-		Cmds:    []string{"$(...): rm a"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Cmds:     []string{"$(...): rm a"},
+		Effects:  []string{"delete /w/a #0 rm operand"},
+		Unknowns: []string{"bash evaluates the output of a substitution as arithmetic, which is not known"},
 	}},
 	{give: "let x=$(rm a)", want: result{
-		Cmds:    []string{"$(...): rm a", "let x=$(rm a)"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Cmds:     []string{"$(...): rm a", "let x=$(rm a)"},
+		Effects:  []string{"delete /w/a #0 rm operand"},
+		Unknowns: []string{"bash evaluates the output of a substitution as arithmetic, which is not known"},
 	}},
 	{give: "time rm a", want: result{
 		Cmds:    []string{"rm a"},
@@ -115,7 +118,7 @@ var structureTests = []testCase{
 	}},
 	{give: "X=$(rm a) ls", want: result{
 		Cmds:    []string{"$(...): rm a", "ls"},
-		Effects: []string{"delete /w/a #0 rm operand"},
+		Effects: []string{"delete /w/a #0 rm operand", "read /w #1 ls (working directory)"},
 	}},
 	{give: "X=$(rm a)", want: result{
 		Cmds:    []string{"$(...): rm a"},
@@ -288,7 +291,7 @@ var wrappersTests = []testCase{
 	}},
 	{give: "/usr/bin/time -o t.txt rm a", want: result{
 		Cmds:    []string{"rm a"},
-		Effects: []string{"write /w/t.txt #0 time -o", "execute /usr/bin/time #0 script run", "delete /w/a #0 rm operand"},
+		Effects: []string{"write /w/t.txt #0 time -o", "read /usr/bin/time #0 program run", "execute /usr/bin/time #0 script run", "delete /w/a #0 rm operand"},
 	}},
 	{give: "caffeinate -i rm a", want: result{
 		Cmds:    []string{"rm a"},
@@ -360,7 +363,7 @@ var wrappersTests = []testCase{
 	}},
 	{give: "/usr/bin/sudo /bin/rm a", want: result{
 		Cmds:    []string{"rm a"},
-		Effects: []string{"execute /usr/bin/sudo #0 script run", "execute /bin/rm #0 script run", "delete /w/a #0 rm operand"},
+		Effects: []string{"read /usr/bin/sudo #0 program run", "execute /usr/bin/sudo #0 script run", "read /bin/rm #0 program run", "execute /bin/rm #0 script run", "delete /w/a #0 rm operand"},
 	}},
 }
 
@@ -442,11 +445,14 @@ var cdTrackingTests = []testCase{
 	}},
 	{give: "cd /tmp/*; rm x", want: result{
 		Cmds:     []string{"cd /tmp/*", "rm x"},
+		Effects:  []string{"read /tmp #0 glob directory"},
 		Unknowns: []string{"cd to a directory from a glob", "rm's operand \"x\" is relative to a working directory that is not known"},
 	}},
+	// a repository outside the starting directory brings configuration review does not see
 	{give: "git -C /repo rm f", want: result{
-		Cmds:    []string{"git -C /repo rm f"},
-		Effects: []string{"delete /repo/f #0 git rm"},
+		Cmds:     []string{"git -C /repo rm f"},
+		Effects:  []string{"read /repo/.git -r #0 git (its repository)", "write /repo/.git/index #0 git rm (the index)", "delete /repo/f #0 git rm"},
+		Unknowns: []string{"git runs in /repo, outside the directory the command started in: its repository's configuration can run commands"},
 	}},
 	{give: "sudo -D /srv rm x", want: result{
 		Cmds:    []string{"rm x"},
@@ -466,6 +472,7 @@ var cdTrackingTests = []testCase{
 	}},
 	{give: "cd \"$(git rev-parse --show-toplevel)\" && rm x", want: result{
 		Cmds:     []string{"$(...): git rev-parse --show-toplevel", "cd $(git rev-parse --show-toplevel)", "rm x"},
+		Effects:  []string{"read /w/.git -r #0 git (its repository)"},
 		Unknowns: []string{"cd to a directory from an expansion", "rm's operand \"x\" is relative to a working directory that is not known"},
 	}},
 }
@@ -483,7 +490,7 @@ var redirectionsTests = []testCase{
 	}},
 	{give: "ls 2> err.log 3> three.log", want: result{
 		Cmds:    []string{"ls"},
-		Effects: []string{"write /w/err.log #0 redirect 2>", "write /w/three.log #0 redirect 3>"},
+		Effects: []string{"write /w/err.log #0 redirect 2>", "write /w/three.log #0 redirect 3>", "read /w #0 ls (working directory)"},
 	}},
 	{give: "sort < in.txt; cat <> rw", want: result{
 		Cmds:    []string{"sort", "cat"},
@@ -594,7 +601,7 @@ var programsTests = []testCase{
 	}},
 	{give: "awk -f prog.awk in; gawk -i inplace '{gsub(/a/,\"b\")}1' f", want: result{
 		Cmds:    []string{"awk -f prog.awk in", "gawk -i inplace {gsub(/a/,\"b\")}1 f"},
-		Effects: []string{"execute /w/prog.awk #0 awk program file", "read /w/in #0 awk operand", "read /w/f #1 awk operand", "write /w/f #1 awk -i inplace"},
+		Effects: []string{"read /w/prog.awk #0 awk program file", "execute /w/prog.awk #0 awk program file", "read /w/in #0 awk operand", "read /w/f #1 awk operand", "write /w/f #1 awk -i inplace"},
 	}},
 	{give: "sed 's/a/b/' f; sed -n '1,5p' g; sed -e 's/x/y/' -e 's/p/q/' h", want: result{
 		Cmds:    []string{"sed s/a/b/ f", "sed -n 1,5p g", "sed -e s/x/y/ -e s/p/q/ h"},
@@ -627,7 +634,7 @@ var programsTests = []testCase{
 	}},
 	{give: "tee a b; tee -a log; touch t1 t2; truncate -s 0 big.log; mkdir -p a/b/c; mkfifo p", want: result{
 		Cmds:    []string{"tee a b", "tee -a log", "touch t1 t2", "truncate -s 0 big.log", "mkdir -p a/b/c", "mkfifo p"},
-		Effects: []string{"write /w/a #0 tee operand", "write /w/b #0 tee operand", "write /w/log #1 tee operand", "write /w/t1 #2 touch operand", "write /w/t2 #2 touch operand", "write /w/big.log #3 truncate operand", "write /w/a/b/c #4 mkdir operand", "write /w/p #5 mkfifo operand"},
+		Effects: []string{"write /w/a #0 tee operand", "write /w/b #0 tee operand", "write /w/log #1 tee operand", "write /w/t1 #2 touch operand", "write /w/t2 #2 touch operand", "write /w/big.log #3 truncate operand", "write /w/a #4 mkdir -p parent", "write /w/a/b #4 mkdir -p parent", "write /w/a/b/c #4 mkdir operand", "write /w/p #5 mkfifo operand"},
 	}},
 	{give: "ln -s /etc/passwd link; ln target; ln -s ../x dir/lnk; ln -t /bin a b", want: result{
 		Cmds:    []string{"ln -s /etc/passwd link", "ln target", "ln -s ../x dir/lnk", "ln -t /bin a b"},
@@ -704,24 +711,24 @@ var programsTests = []testCase{
 	}},
 	{give: "git clean -fdx; git clean -n; git rm a b; git rm -r --cached c; git checkout -- x y; git checkout main", want: result{
 		Cmds:    []string{"git clean -fdx", "git clean -n", "git rm a b", "git rm -r --cached c", "git checkout -- x y", "git checkout main"},
-		Effects: []string{"delete /w -r #0 git clean", "delete /w/a #2 git rm", "delete /w/b #2 git rm", "write /w/x -r #4 git checkout path", "write /w/y -r #4 git checkout path", "write /w -r #5 git checkout (working tree)"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "delete /w -r #0 git clean", "read /w/.git -r #1 git (its repository)", "read /w/.git -r #2 git (its repository)", "write /w/.git/index #2 git rm (the index)", "delete /w/a #2 git rm", "delete /w/b #2 git rm", "read /w/.git -r #3 git (its repository)", "write /w/.git/index #3 git rm (the index)", "read /w/.git -r #4 git (its repository)", "write /w/.git/index #4 git checkout (the index)", "write /w/.git/objects -r #4 git checkout (history)", "write /w/.git/refs -r #4 git checkout (history)", "write /w/.git/logs -r #4 git checkout (history)", "write /w/.git/HEAD #4 git checkout (history)", "write /w/.git/ORIG_HEAD #4 git checkout (history)", "write /w/.git/FETCH_HEAD #4 git checkout (history)", "write /w/.git/packed-refs #4 git checkout (history)", "write /w/.git/COMMIT_EDITMSG #4 git checkout (history)", "write /w/x -r #4 git checkout path", "write /w/y -r #4 git checkout path", "read /w/.git -r #5 git (its repository)", "write /w/.git/index #5 git checkout (the index)", "write /w/.git/objects -r #5 git checkout (history)", "write /w/.git/refs -r #5 git checkout (history)", "write /w/.git/logs -r #5 git checkout (history)", "write /w/.git/HEAD #5 git checkout (history)", "write /w/.git/ORIG_HEAD #5 git checkout (history)", "write /w/.git/FETCH_HEAD #5 git checkout (history)", "write /w/.git/packed-refs #5 git checkout (history)", "write /w/.git/COMMIT_EDITMSG #5 git checkout (history)", "write /w -r #5 git checkout (working tree)"},
 	}},
 	{give: "git checkout -b feat; git restore f; git restore --staged g; git switch dev; git reset --hard; git reset HEAD~1", want: result{
 		Cmds:    []string{"git checkout -b feat", "git restore f", "git restore --staged g", "git switch dev", "git reset --hard", "git reset HEAD~1"},
-		Effects: []string{"write /w/f -r #1 git restore path", "write /w -r #3 git switch (working tree)", "write /w -r #4 git reset --hard (working tree)"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git checkout (the index)", "write /w/.git/objects -r #0 git checkout (history)", "write /w/.git/refs -r #0 git checkout (history)", "write /w/.git/logs -r #0 git checkout (history)", "write /w/.git/HEAD #0 git checkout (history)", "write /w/.git/ORIG_HEAD #0 git checkout (history)", "write /w/.git/FETCH_HEAD #0 git checkout (history)", "write /w/.git/packed-refs #0 git checkout (history)", "write /w/.git/COMMIT_EDITMSG #0 git checkout (history)", "read /w/.git -r #1 git (its repository)", "write /w/.git/index #1 git restore (the index)", "write /w/f -r #1 git restore path", "read /w/.git -r #2 git (its repository)", "write /w/.git/index #2 git restore (the index)", "read /w/.git -r #3 git (its repository)", "write /w/.git/index #3 git switch (the index)", "write /w/.git/objects -r #3 git switch (history)", "write /w/.git/refs -r #3 git switch (history)", "write /w/.git/logs -r #3 git switch (history)", "write /w/.git/HEAD #3 git switch (history)", "write /w/.git/ORIG_HEAD #3 git switch (history)", "write /w/.git/FETCH_HEAD #3 git switch (history)", "write /w/.git/packed-refs #3 git switch (history)", "write /w/.git/COMMIT_EDITMSG #3 git switch (history)", "write /w -r #3 git switch (working tree)", "read /w/.git -r #4 git (its repository)", "write /w/.git/index #4 git reset (the index)", "write /w/.git/objects -r #4 git reset (history)", "write /w/.git/refs -r #4 git reset (history)", "write /w/.git/logs -r #4 git reset (history)", "write /w/.git/HEAD #4 git reset (history)", "write /w/.git/ORIG_HEAD #4 git reset (history)", "write /w/.git/FETCH_HEAD #4 git reset (history)", "write /w/.git/packed-refs #4 git reset (history)", "write /w/.git/COMMIT_EDITMSG #4 git reset (history)", "write /w -r #4 git reset --hard (working tree)", "read /w/.git -r #5 git (its repository)", "write /w/.git/index #5 git reset (the index)", "write /w/.git/objects -r #5 git reset (history)", "write /w/.git/refs -r #5 git reset (history)", "write /w/.git/logs -r #5 git reset (history)", "write /w/.git/HEAD #5 git reset (history)", "write /w/.git/ORIG_HEAD #5 git reset (history)", "write /w/.git/FETCH_HEAD #5 git reset (history)", "write /w/.git/packed-refs #5 git reset (history)", "write /w/.git/COMMIT_EDITMSG #5 git reset (history)"},
 	}},
 	{give: "git apply fix.patch; git apply --check fix.patch; git status; git log -p; git -c core.pager='rm -rf /' log", want: result{
 		Cmds:     []string{"git apply fix.patch", "git apply --check fix.patch", "git status", "git log -p", "git -c core.pager=rm -rf / log"},
-		Effects:  []string{"read /w/fix.patch #0 git apply patch", "write /w -r #0 git apply (files named in the patch)", "read /w/fix.patch #1 git apply patch"},
+		Effects:  []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git apply (the index)", "read /w/fix.patch #0 git apply patch", "write /w -r #0 git apply (files named in the patch)", "read /w/.git -r #1 git (its repository)", "write /w/.git/index #1 git apply (the index)", "read /w/fix.patch #1 git apply patch", "read /w/.git -r #2 git (its repository)", "write /w/.git/index #2 git status (the index)", "read /w -r #2 git status (work tree)", "read /w/.gitignore #2 git status (ignore rules)", "read /w/.git -r #3 git (its repository)", "read /w/.git -r #4 git (its repository)"},
 		Unknowns: []string{"git -c sets a command git may run (core.pager=rm -rf /)"},
 	}},
 	{give: "./deploy.sh --prod; /opt/x/run; bin/tool; sh x.sh; bash scripts/build.sh; python3 app.py; node server.js", want: result{
 		Cmds:    []string{"deploy.sh --prod", "run", "tool", "sh x.sh", "bash scripts/build.sh", "python3 app.py", "node server.js"},
-		Effects: []string{"execute /w/deploy.sh #0 script run", "execute /opt/x/run #1 script run", "execute /w/bin/tool #2 script run", "execute /w/x.sh #3 script run", "execute /w/scripts/build.sh #4 script run", "execute /w/app.py #5 script run", "execute /w/server.js #6 script run"},
+		Effects: []string{"read /w/deploy.sh #0 program run", "execute /w/deploy.sh #0 script run", "read /opt/x/run #1 program run", "execute /opt/x/run #1 script run", "read /w/bin/tool #2 program run", "execute /w/bin/tool #2 script run", "read /w/x.sh #3 script run", "execute /w/x.sh #3 script run", "read /w/scripts/build.sh #4 script run", "execute /w/scripts/build.sh #4 script run", "read /w/app.py #5 script run", "execute /w/app.py #5 script run", "read /w/server.js #6 script run", "execute /w/server.js #6 script run"},
 	}},
 	{give: "source venv/bin/activate; . ./env.sh", want: result{
 		Cmds:    []string{"source venv/bin/activate", ". ./env.sh"},
-		Effects: []string{"execute /w/venv/bin/activate #0 sourced script", "execute /w/env.sh #1 sourced script"},
+		Effects: []string{"read /w/venv/bin/activate #0 sourced script", "execute /w/venv/bin/activate #0 sourced script", "read /w/env.sh #1 sourced script", "execute /w/env.sh #1 sourced script"},
 	}},
 	{give: "ls -la /etc; ls -R src; du -sh dir; du; tree -L 2; tree -o out.txt", want: result{
 		Cmds:    []string{"ls -la /etc", "ls -R src", "du -sh dir", "du", "tree -L 2", "tree -o out.txt"},
@@ -760,7 +767,7 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "bash -lc 'cd /srv && rm *.log'", want: result{
 		Cmds:    []string{"bash -lc cd /srv && rm *.log", "bash -c: cd /srv", "bash -c: rm *.log"},
-		Effects: []string{"delete /srv/*.log #2 rm operand (glob)"},
+		Effects: []string{"read /srv #2 glob directory", "delete /srv/*.log #2 rm operand (glob)"},
 	}},
 	{give: "bash -c 'rm \"$1\"' _ file", want: result{
 		Cmds:     []string{"bash -c rm \"$1\" _ file", "bash -c: rm $1"},
@@ -820,7 +827,7 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "sh < install.sh", want: result{
 		Cmds:    []string{"sh"},
-		Effects: []string{"read /w/install.sh #0 redirect <", "execute /w/install.sh #0 script read from input"},
+		Effects: []string{"read /w/install.sh #0 redirect <", "read /w/install.sh #0 script read from input", "execute /w/install.sh #0 script read from input"},
 	}},
 	{give: "find . -name '*.bak' | xargs -I{} sh -c 'rm {}'", want: result{
 		Cmds:     []string{"find . -name *.bak", "xargs: sh -c rm {}"},
@@ -829,6 +836,7 @@ var nestedCodeTests = []testCase{
 	}},
 	{give: "ls | xargs -n1 bash -c 'echo \"$0\"'", want: result{
 		Cmds:     []string{"ls", "xargs: bash -c echo \"$0\"", "bash -c: echo $0"},
+		Effects:  []string{"read /w #0 ls (working directory)"},
 		Unknowns: []string{"xargs runs bash on arguments read from input"},
 	}},
 }
@@ -888,7 +896,7 @@ var unknownsTests = []testCase{
 	}},
 	{give: "perl -pi -e 's/a/b/' f; perl -lane 'print' f; perl script.pl", want: result{
 		Cmds:     []string{"perl -pi -e s/a/b/ f", "perl -lane print f", "perl script.pl"},
-		Effects:  []string{"execute /w/script.pl #2 script run"},
+		Effects:  []string{"read /w/script.pl #2 script run", "execute /w/script.pl #2 script run"},
 		Unknowns: []string{"perl runs inline code (-e)", "perl runs inline code (-e)"},
 	}},
 	{give: "ruby -e 'x'; php -r 'x'; lua -e 'x'; osascript -e 'x'; pwsh -c 'x'; deno eval 'x'; bun -e 'x'", want: result{
@@ -907,15 +915,19 @@ var unknownsTests = []testCase{
 	}},
 	{give: "ls | xargs rm", want: result{
 		Cmds:     []string{"ls", "xargs: rm"},
+		Effects:  []string{"read /w #0 ls (working directory)"},
 		Unknowns: []string{"xargs runs rm on arguments read from input"},
 	}},
 	{give: "ls | xargs -I % cp % /backup/", want: result{
 		Cmds:     []string{"ls", "xargs: cp % /backup/"},
-		Effects:  []string{"write /backup -r #1 cp target"},
+		Effects:  []string{"read /w #0 ls (working directory)", "write /backup -r #1 cp target"},
 		Unknowns: []string{"xargs runs cp on arguments read from input"},
 	}},
+	// the names xargs reads are paths review cannot know: a reader fed them asks
 	{give: "ls | xargs echo; ls | xargs cat; ls | xargs", want: result{
-		Cmds: []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Cmds:     []string{"ls", "xargs: echo", "ls", "xargs: cat", "ls", "xargs"},
+		Effects:  []string{"read /w #0 ls (working directory)", "read /w #2 ls (working directory)", "read /w #4 ls (working directory)"},
+		Unknowns: []string{"xargs runs cat on arguments read from input"},
 	}},
 	{give: "parallel rm ::: a b", want: result{
 		Cmds:     []string{"parallel: rm"},
@@ -964,7 +976,8 @@ var precisionTests = []testCase{
 		Cmds: []string{"printf %s\\n $X"},
 	}},
 	{give: "git commit -m \"rm -rf /\"", want: result{
-		Cmds: []string{"git commit -m rm -rf /"},
+		Cmds:    []string{"git commit -m rm -rf /"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git commit (the index)", "write /w/.git/objects -r #0 git commit (history)", "write /w/.git/refs -r #0 git commit (history)", "write /w/.git/logs -r #0 git commit (history)", "write /w/.git/HEAD #0 git commit (history)", "write /w/.git/ORIG_HEAD #0 git commit (history)", "write /w/.git/FETCH_HEAD #0 git commit (history)", "write /w/.git/packed-refs #0 git commit (history)", "write /w/.git/COMMIT_EDITMSG #0 git commit (history)", "read /w -r #0 git commit (work tree)", "read /w/.gitignore #0 git commit (ignore rules)"},
 	}},
 	{give: "ls -la /etc", want: result{
 		Cmds:    []string{"ls -la /etc"},
@@ -990,18 +1003,25 @@ var precisionTests = []testCase{
 	}},
 	{give: "go test ./...", want: result{
 		Cmds: []string{"go test ./..."},
+		// go is not in the table: its operands are read
+		Effects: []string{"read /w/test #0 go operand", "read /w/... #0 go operand"},
 	}},
 	{give: "make build", want: result{
-		Cmds: []string{"make build"},
+		Cmds:    []string{"make build"},
+		Effects: []string{"read /w #0 make (working directory)", "read /w/Makefile #0 makefile", "execute /w/Makefile #0 makefile"},
 	}},
 	{give: "npm run test -- --watch=false", want: result{
-		Cmds: []string{"npm run test -- --watch=false"},
+		Cmds:    []string{"npm run test -- --watch=false"},
+		Effects: []string{"read /w/run #0 npm operand", "read /w/test #0 npm operand", "read /w/false #0 npm --watch"},
 	}},
+	// git diff's operands may be paths given without --: each is read (HEAD~1 is not there)
 	{give: "git status && git diff HEAD~1", want: result{
-		Cmds: []string{"git status", "git diff HEAD~1"},
+		Cmds:    []string{"git status", "git diff HEAD~1"},
+		Effects: []string{"read /w/.git -r #0 git (its repository)", "write /w/.git/index #0 git status (the index)", "read /w -r #0 git status (work tree)", "read /w/.gitignore #0 git status (ignore rules)", "read /w/.git -r #1 git (its repository)", "write /w/.git/index #1 git diff (the index)", "read /w -r #1 git diff (work tree)", "read /w/.gitignore #1 git diff (ignore rules)", "read /w/HEAD~1 -r #1 git diff path"},
 	}},
 	{give: "docker ps -a", want: result{
-		Cmds: []string{"docker ps -a"},
+		Cmds:    []string{"docker ps -a"},
+		Effects: []string{"read /w/ps #0 docker operand"},
 	}},
 	{give: "kill -9 $PID", want: result{
 		Cmds: []string{"kill -9 $PID"},
@@ -1013,7 +1033,8 @@ var precisionTests = []testCase{
 		Cmds: []string{"echo rm -rf $HOME", "wc -l"},
 	}},
 	{give: "for f in *.go; do echo \"$f\"; done", want: result{
-		Cmds: []string{"echo $f"},
+		Cmds:    []string{"", "echo $f"},
+		Effects: []string{"read /w #0 glob directory"},
 	}},
 	{give: "if [ -z \"$VAR\" ]; then echo empty; fi", want: result{
 		Cmds: []string{"[ -z $VAR ]", "echo empty"},
@@ -1042,6 +1063,7 @@ func TestPrecision(t *testing.T) {
 var evasionTests = []testCase{
 	{give: "/???/r? -rf /", want: result{
 		Cmds:     []string{"r? -rf /"},
+		Effects:  []string{"read / -r #0 glob directory"},
 		Unknowns: []string{"the program name is a glob pattern"},
 	}},
 	{give: "{rm,-rf,/tmp/x}", want: result{
@@ -1054,7 +1076,7 @@ var evasionTests = []testCase{
 	}},
 	{give: "rm !(keep).txt", want: result{
 		Cmds:    []string{"rm !(keep).txt"},
-		Effects: []string{"delete /w/!(keep).txt #0 rm operand (glob)"},
+		Effects: []string{"read /w #0 glob directory", "delete /w/!(keep).txt #0 rm operand (glob)"},
 	}},
 	{give: "zip out.zip f -T -TT 'sh -c id'", want: result{
 		Cmds:     []string{"zip out.zip f -T -TT sh -c id"},

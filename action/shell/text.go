@@ -194,7 +194,7 @@ loop:
 		switch name {
 		case "f", "file", "E", "exec":
 			if hasVal {
-				c.eff(Execute, val, "awk program file", false)
+				c.script(val, "awk program file")
 			}
 			haveProg = true
 			if name == "E" || name == "exec" {
@@ -208,7 +208,7 @@ loop:
 			if hasVal && val.lit() && strings.TrimSuffix(val.val, ".awk") == "inplace" {
 				inPlace = true
 			} else if hasVal {
-				c.eff(Execute, val, "awk include file", false)
+				c.script(val, "awk include file")
 			}
 		case "l", "load":
 			c.unknown("awk loads an extension (-l)")
@@ -353,7 +353,7 @@ func sed(c *call, p *parsed) {
 	scripts := p.vals("e", "expression")
 	ops := p.ops
 	for _, f := range p.vals("f", "file") {
-		c.eff(Execute, f, "sed script file", false)
+		c.script(f, "sed script file")
 	}
 	if len(scripts) == 0 && !p.has("f", "file") && len(ops) > 0 {
 		scripts, ops = ops[:1], ops[1:]

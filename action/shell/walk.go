@@ -26,6 +26,22 @@ type analyzer struct {
 	order    []*function // definitions in the order they were met
 	steps    int
 	stopped  bool
+	// aliases are programs copied or linked to a path by the command (ln -s /bin/rm r), by
+	// that path; "" when what was copied is not known.
+	aliases map[string]string
+	// links are the symbolic links ln -s makes, by where they are, each with the absolute
+	// path it leads to ("" when that is not known): a later path through one is followed.
+	links map[string]string
+	// vars is how inert the values given to each variable are, anywhere in the command;
+	// uses are the places bash evaluates a variable's value as code (arith.go); anyName is
+	// set when a variable named by an expansion is assigned, so any could hold anything.
+	vars     map[string]level
+	uses     []varUse
+	anyName  bool
+	integers map[string]bool  // declared -i: every value given is arithmetic
+	refs     map[string]bool  // declared -n: every value given is a name
+	loopVars map[string][]arg // for-loop variables being followed, with their words
+	ifs      bool             // IFS is set somewhere
 }
 
 // function is a function definition met while walking.
@@ -265,10 +281,8 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 		switch c.Op {
 		case syntax.AndStmt, syntax.OrStmt:
 			// the right side may not run: what follows sees either state
-			w.stmt(st, c.X)
-			after := *st
-			w.stmt(st, c.Y)
-			*st = merge(after, *st)
+			ok, failed := w.list(st, c)
+			*st = merge(ok, failed)
 		default: // pipes: each side runs in a subshell
 			x, y := *st, *st
 			w.stmt(&x, c.X)
@@ -284,17 +298,61 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 	case *syntax.ForClause:
 		switch l := c.Loop.(type) {
 		case *syntax.WordIter:
+			lv := levelNumber
+			if !l.InPos.IsValid() {
+				lv = levelAny // the positional parameters
+			}
+			var globs []arg
 			for _, word := range l.Items {
 				w.substs(st, word)
+				a := w.word(word)
+				if !a.lit() || a.glob() {
+					lv = levelAny
+				} else {
+					lv = max(lv, classify(a.val))
+				}
+				if a.glob() {
+					globs = append(globs, a)
+				}
+			}
+			if len(globs) > 0 {
+				// bash lists the directories of the loop's globs (for f in ~/.ssh/*)
+				idx := w.record(Command{Dir: st.dir, Pos: w.pos(c.Pos()), Via: w.via})
+				for _, a := range globs {
+					w.globListing(idx, st.dir, a)
+				}
+			}
+			if l.Name != nil {
+				w.a.assigned(l.Name.Value, lv)
 			}
 		case *syntax.CStyleLoop:
 			for _, x := range []syntax.ArithmExpr{l.Init, l.Cond, l.Post} {
 				if x != nil {
 					w.substs(st, x)
+					w.arith(st, x)
 				}
 			}
 		}
+		var words []arg
+		if it, ok := c.Loop.(*syntax.WordIter); ok {
+			words = w.loopWords(c, it)
+		}
+		if words == nil {
+			w.loop(st, func(st *state) { w.stmts(st, c.Do) })
+			break
+		}
+		name := c.Loop.(*syntax.WordIter).Name.Value
+		old, had := w.a.loopVars[name]
+		if w.a.loopVars == nil {
+			w.a.loopVars = map[string][]arg{}
+		}
+		w.a.loopVars[name] = words
 		w.loop(st, func(st *state) { w.stmts(st, c.Do) })
+		if had {
+			w.a.loopVars[name] = old
+		} else {
+			delete(w.a.loopVars, name)
+		}
 	case *syntax.CaseClause:
 		w.substs(st, c.Word)
 		entry := *st
@@ -317,12 +375,15 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 		w.define(st, c)
 	case *syntax.ArithmCmd:
 		w.substs(st, c.X)
+		w.arith(st, c.X)
 	case *syntax.TestClause:
 		w.substs(st, c.X)
+		w.test(st, c.X)
 	case *syntax.LetClause:
 		args := make([]string, 0, len(c.Exprs))
 		for _, x := range c.Exprs {
 			w.substs(st, x)
+			w.arith(st, x)
 			args = append(args, w.text(x))
 		}
 		w.record(Command{Name: "let", Args: args, Dir: st.dir, Pos: w.pos(c.Pos()), Via: w.via})
@@ -337,6 +398,38 @@ func (w *walker) command(st *state, cmd syntax.Command, redirs []*syntax.Redirec
 		w.substs(st, c.Description)
 		w.stmt(st, c.Body)
 	}
+}
+
+// cond walks a list joined by && and ||, and returns the state after it succeeded and the
+// state after it failed. In a && b && c, c runs only where b ran and succeeded, so a cd in b is
+// known to c (mkdir -p x && cd x && touch f); what follows the whole list sees either state.
+// A command is assumed to leave the same state whether it succeeds or fails (a cd is assumed
+// to succeed).
+func (w *walker) cond(st *state, s *syntax.Stmt) (ok, failed state) {
+	b, isList := s.Cmd.(*syntax.BinaryCmd)
+	if !isList || len(s.Redirs) > 0 || s.Background || s.Coprocess || s.Disown || s.Negated ||
+		b.Op != syntax.AndStmt && b.Op != syntax.OrStmt {
+		w.stmt(st, s)
+		return *st, *st
+	}
+	if !w.step(s) {
+		return *st, *st
+	}
+	return w.list(st, b)
+}
+
+// list is cond for a && or || list. st is walked in place (a state whose address is taken
+// escapes to the heap, and lists are common).
+func (w *walker) list(st *state, b *syntax.BinaryCmd) (ok, failed state) {
+	xok, xfailed := w.cond(st, b.X)
+	if b.Op == syntax.AndStmt {
+		*st = xok
+		yok, yfailed := w.cond(st, b.Y)
+		return yok, merge(xfailed, yfailed)
+	}
+	*st = xfailed
+	yok, yfailed := w.cond(st, b.Y)
+	return merge(xok, yok), yfailed
 }
 
 // compoundRedirects records the redirections of a compound command, or of a statement with
@@ -474,8 +567,18 @@ func (w *walker) callFunctions(st *state, name string) {
 // decl walks a declaration (export, local, declare, readonly, typeset, nameref).
 func (w *walker) decl(st *state, c *syntax.DeclClause) {
 	args := make([]string, 0, len(c.Args))
+	w.declFlags(st, c)
 	for _, as := range c.Args {
 		w.substs(st, as)
+		if as.Name != nil && !as.Naked {
+			w.assignVar(as.Name.Value, assignValue(w, as), w.text(as), w.pos(as.Pos()))
+			w.a.assigned(as.Name.Value, w.valueLevel(as))
+		}
+		if as.Naked && as.Value != nil {
+			if v := w.word(as.Value); !v.lit() || !strings.HasPrefix(v.val, "-") {
+				w.assignArg(st, v, c.Variant.Value)
+			}
+		}
 		switch {
 		case as.Naked && as.Name != nil:
 			args = append(args, as.Name.Value)
@@ -521,6 +624,14 @@ func (w *walker) substs(st *state, n syntax.Node) {
 	}
 	syntax.Walk(n, func(n syntax.Node) bool {
 		switch n := n.(type) {
+		case *syntax.ArithmExp:
+			w.arith(st, n.X)
+		case *syntax.ParamExp:
+			w.param(st, n, false)
+		case *syntax.Assign:
+			if n.Index != nil {
+				w.arith(st, n.Index)
+			}
 		case *syntax.CmdSubst:
 			w.nested(st, "$(...)", n, n.Stmts)
 			return false

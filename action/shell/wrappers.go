@@ -30,6 +30,7 @@ func init() {
 				"preserve-env=? login shell edit list validate remove-timestamp reset-timestamp "+
 				"non-interactive stdin preserve-groups background askpass set-home version help bell"),
 		chdir:   []string{"D", "chdir"},
+		assigns: true,
 		noRun:   []string{"l", "list", "v", "validate", "K", "remove-timestamp", "V", "version", "help"},
 		unknown: []string{"R", "chroot"},
 	}
@@ -239,6 +240,19 @@ func init() {
 		}
 		return -1
 	}
+	// sg GROUP [-c] COMMAND runs COMMAND, a string, with sh -c
+	sg := &wrapper{g: posixGrammar("", "help version")}
+	sg.custom = func(s *strip, args []arg) int {
+		p := sg.g.parse(args)
+		i := p.first + 1
+		if i < len(args) && args[i].lit() && args[i].val == "-c" {
+			i++
+		}
+		if i < len(args) {
+			s.codes = append(s.codes, codeRun{a: joinArgs(args[i:]), via: "sg"})
+		}
+		return -1
+	}
 	exec := &wrapper{g: posixGrammar("a:cl", "")}
 	exec.custom = func(s *strip, args []arg) int {
 		n := exec.generic(s, "exec", args, exec.g.parse(args))
@@ -276,6 +290,7 @@ func init() {
 		"runuser":    runuser,
 		"script":     script,
 		"chroot":     chroot,
+		"sg":         sg,
 		"systemd-run": {g: posixGrammar("u:p:E:H:M:qrGdPt",
 			"unit= property= description= slice= setenv= uid= gid= nice= working-directory= host= machine= "+
 				"on-active= on-boot= on-startup= on-unit-active= on-unit-inactive= on-calendar= timer-property= "+
@@ -337,6 +352,8 @@ func (wr *wrapper) generic(s *strip, name string, args []arg, p parsed) int {
 	i := p.first
 	if wr.assigns {
 		for i < len(args) && isAssign(args[i]) {
+			eq := strings.IndexByte(args[i].val, '=')
+			s.w.assignVar(args[i].val[:eq], args[i].val[eq+1:], args[i].src, args[i].pos)
 			i++
 		}
 	}

@@ -1,0 +1,73 @@
+package review_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/verdict"
+)
+
+// TestRecursiveEffectsLookAtTheTree checks that a recursive effect is judged by what is really
+// below its path, and by what could be there where that cannot be seen.
+func TestRecursiveEffectsLookAtTheTree(t *testing.T) {
+	f := newFixture(t)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	r := newReviewer(t, nil)
+	for _, d := range []string{"clean/a", "keyed/b", "linked"} {
+		if err := os.MkdirAll(f.ws+"/"+d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, p := range []string{"clean/a/x.txt", "keyed/b/id.key"} {
+		if err := os.WriteFile(f.ws+"/"+p, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(f.secret, f.ws+"/linked/s"); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		cmd  string
+		want verdict.Decision
+	}{
+		{"grep -r x clean", verdict.Allow},
+		{"cp -r clean clean2", verdict.Allow},
+		{"chmod -R u+w clean", verdict.Allow},
+		{"grep -r x link", verdict.Deny}, // link is the secret
+		{"rm -r linked", verdict.Allow},  // rm -r removes the link, not what it reaches
+		{"grep -r x missing", verdict.Allow},
+	}
+	for _, tt := range tests {
+		v := r.Review(s, "Bash", map[string]any{"command": tt.cmd})
+		if v.Decision != tt.want {
+			t.Errorf("%s: %s; want %s", tt.cmd, v.Summary(), tt.want)
+		}
+	}
+}
+
+// TestGitInitIsJudgedOnTheRepositoryThere checks git init as a change in place of the
+// repository: a new one (git's inert hook samples, its default configuration) is allowed,
+// while initialising the existing one rewrites the .git/config the hard blocks guard.
+func TestGitInitIsJudgedOnTheRepositoryThere(t *testing.T) {
+	s := corpusSession(t)
+	r := newReviewer(t, nil)
+	tests := []struct {
+		cmd  string
+		want verdict.Decision
+	}{
+		{"git init", verdict.Deny},
+		{"git init .", verdict.Deny},
+		{"git init fresh", verdict.Allow},
+		{"git -C sub init", verdict.Allow},
+		{"git init --bare b.git", verdict.Allow},
+		{"git init --bare .git", verdict.Deny},
+		{"git status && git commit -m x", verdict.Allow},
+	}
+	for _, tt := range tests {
+		v := r.Review(s, "Bash", map[string]any{"command": tt.cmd})
+		if v.Decision != tt.want {
+			t.Errorf("%s: %s; want %s", tt.cmd, v.Summary(), tt.want)
+		}
+	}
+}
