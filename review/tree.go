@@ -14,7 +14,8 @@ import (
 // A recursive effect matches a rule when anything below its path could match. When one does,
 // the tree is looked at: what is really below the path is checked, entry by entry, so that
 // grep -r x sub or cp -r sub sub2 is allowed where sub holds nothing a rule guards. The walk
-// is bounded; past the bound, or where the tree cannot be seen, the conservative answer
+// is bounded (maxTreeEntries entries checked, directories only for a listing, and
+// maxTreeTime); past the bound, or where the tree cannot be seen, the conservative answer
 // stands.
 const (
 	maxTreeEntries = 5000
@@ -91,11 +92,13 @@ func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 		if p == root {
 			return nil
 		}
+		if e.Listing && !d.IsDir() {
+			// A listing reads directories and names the files in them: a file is neither
+			// checked nor counted, so a tree of many files in few directories is seen whole.
+			return nil
+		}
 		if n++; n > maxTreeEntries || n%64 == 0 && time.Now().After(deadline) {
 			return errBound
-		}
-		if e.Listing && !d.IsDir() {
-			return nil // a listing reads directories, and names the files in them
 		}
 		rel, err := filepath.Rel(root, p)
 		if err != nil {

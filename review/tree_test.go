@@ -1,6 +1,7 @@
 package review_test
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
@@ -63,6 +64,41 @@ func TestGitInitIsJudgedOnTheRepositoryThere(t *testing.T) {
 		{"git init --bare b.git", verdict.Allow},
 		{"git init --bare .git", verdict.Deny},
 		{"git status && git commit -m x", verdict.Allow},
+	}
+	for _, tt := range tests {
+		v := r.Review(s, "Bash", map[string]any{"command": tt.cmd})
+		if v.Decision != tt.want {
+			t.Errorf("%s: %s; want %s", tt.cmd, v.Summary(), tt.want)
+		}
+	}
+}
+
+// TestListingCountsDirectories checks that a listing of a tree with more files than the walk
+// checks, in a few directories, is seen whole (a listing reads directories, not files), as a
+// real repository's find or git status needs; a recursive read of the same tree is past the
+// bound and keeps the conservative answer.
+func TestListingCountsDirectories(t *testing.T) {
+	s := corpusSession(t)
+	r := newReviewer(t, nil)
+	ws := s.Paths.Root
+	for d := range 3 {
+		dir := fmt.Sprintf("%s/many/d%d", ws, d)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for f := range 2000 { // 6,000 files in all: more than the walk checks
+			if err := os.WriteFile(fmt.Sprintf("%s/f%d.go", dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tests := []struct {
+		cmd  string
+		want verdict.Decision
+	}{
+		{"find many -name '*.go'", verdict.Allow},
+		{"ls -R many", verdict.Allow},
+		{"grep -r x many", verdict.Deny},
 	}
 	for _, tt := range tests {
 		v := r.Review(s, "Bash", map[string]any{"command": tt.cmd})
