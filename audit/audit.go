@@ -35,6 +35,10 @@ type Blocker struct {
 	Code   string `json:"code"`
 	Rule   string `json:"rule,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Count is how many refused requests this reason stands for when one event samples many
+	// (the gateway's refusals of requests without a valid token, per source and minute);
+	// 0 means one.
+	Count int `json:"count,omitempty"`
 }
 
 // Spend is money or credits a call reserved or spent.

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -99,6 +100,9 @@ type Options struct {
 	// elsewhere (another process on the same SQLite file, another instance sharing
 	// PostgreSQL) is refused within TokenTTL.
 	TokenTTL time.Duration
+	// Bounds caps the calls and request bytes in flight, and says how refusals of requests
+	// without a valid token are sampled into the audit trail.
+	Bounds Bounds
 }
 
 // Gateway serves MCP sessions. It is safe for concurrent use.
@@ -126,6 +130,9 @@ type Gateway struct {
 	bounds    *boundary.Tenants                 // the hard blocks, unless Options.Boundaries was given
 	stopWatch context.CancelFunc
 	watching  sync.WaitGroup
+
+	flight  *inFlight       // calls and request bytes in flight, for Options.Bounds
+	sampler *refusalSampler // refusals without a valid token, counted by source
 }
 
 type snapshot struct {
@@ -160,8 +167,9 @@ func New(o Options) (*Gateway, error) {
 		return nil, err
 	}
 	o.Workspaces = abs
+	o.Bounds = o.Bounds.withDefaults()
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
-		tokens: tokenCache{ttl: o.TokenTTL}}
+		tokens: tokenCache{ttl: o.TokenTTL}, flight: &inFlight{b: o.Bounds, calls: map[string]int{}}}
 	snap := newSnapshot(o.Policy, o.Env)
 	if snap.rulesErr != nil {
 		return nil, fmt.Errorf("gateway: the policy's hard blocks: %w", snap.rulesErr)
@@ -182,6 +190,7 @@ func New(o Options) (*Gateway, error) {
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
 	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces,
 		refused: g.connectorEgressRefused}
+	g.sampler = newRefusalSampler(g, o.Bounds)
 	return g, nil
 }
 
@@ -246,6 +255,7 @@ func (g *Gateway) Close() {
 		g.stopWatch()
 		g.watching.Wait()
 	}
+	g.sampler.close()
 }
 
 // workspace is a tenant's workspace directory, made if missing.
@@ -303,7 +313,12 @@ func (g *Gateway) Handler() http.Handler {
 		// they can be recorded; the SDK would refuse them in plain text, and record nothing.
 		var msgs []*jsonrpc.Request
 		if r.Method == http.MethodPost {
-			body, x := readBody(r)
+			if r.Body != nil {
+				held := &heldBody{ReadCloser: r.Body, f: g.flight}
+				defer held.release()
+				r.Body = held
+			}
+			body, x := g.readBody(r)
 			if x == nil {
 				msgs, x = inspect(body)
 			}
@@ -321,6 +336,13 @@ func (g *Gateway) Handler() http.Handler {
 				msg: "this request names no session (Mcp-Session-Id): a session begins with initialize", id: onlyID(msgs)})
 			return
 		}
+		calls := countCalls(msgs)
+		if x := g.flight.acquireCalls(id, tok.ID, calls); x != nil {
+			x.id = onlyID(msgs)
+			g.refuse(w, r, tok, *x)
+			return
+		}
+		defer g.flight.releaseCalls(id, tok.ID, calls)
 		if id == "" && initialize {
 			// A new MCP session: open its Warden session (surface, run, workspace) first.
 			s, err := g.open(ctx, tok)
@@ -375,13 +397,21 @@ type rejection struct {
 
 // readBody reads a POST body whole, up to maxBody (a body sent without a length is only
 // known to be too large once read), and leaves it to be read again.
-func readBody(r *http.Request) ([]byte, *rejection) {
+func (g *Gateway) readBody(r *http.Request) ([]byte, *rejection) {
 	if r.Body == nil {
 		return nil, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 	r.Body.Close()
-	if err != nil {
+	var timeout net.Error
+	switch {
+	case errors.Is(err, errBusy):
+		x := busyBytes(g.o.Bounds.BytesInFlight)
+		return nil, &x
+	case errors.As(err, &timeout) && timeout.Timeout():
+		return nil, &rejection{status: http.StatusRequestTimeout, rpc: jsonrpc.CodeInvalidRequest, code: "request_timeout",
+			msg: "the request body did not arrive in time: " + err.Error()}
+	case err != nil:
 		return nil, &rejection{status: http.StatusBadRequest, rpc: jsonrpc.CodeInvalidRequest, code: "invalid_request",
 			msg: "the request body could not be read: " + err.Error()}
 	}
@@ -758,7 +788,10 @@ func (g *Gateway) unauthenticated(w http.ResponseWriter, r *http.Request, err er
 	secret, ok := auth.Bearer(r.Header.Get("Authorization"))
 	s := g.sessionByMCP(r.Header.Get("Mcp-Session-Id"))
 	if !ok || s == nil || !errors.Is(err, errTokenInvalid) || s.token.Hash == "" || s.token.Hash != auth.Hash(secret) {
-		g.refuse(w, r, nil, x)
+		// Nobody known sent it: counted by source, and recorded once a window with the
+		// count, so that a flood of them cannot fill the audit trail.
+		g.sampler.note(r, x.msg)
+		answer(w, x)
 		return
 	}
 	g.record(r, s.token, x) // while the session is there to be named
@@ -794,8 +827,11 @@ func (g *Gateway) refuse(w http.ResponseWriter, r *http.Request, tok *auth.Token
 // answer writes a rejection's JSON-RPC error.
 func answer(w http.ResponseWriter, x rejection) {
 	x.msg = clip(x.msg)
-	if x.status == http.StatusUnauthorized {
+	switch x.status {
+	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfter)
 	}
 	w.Header().Del("Content-Length")
 	w.Header().Set("Content-Type", "application/json")

@@ -35,6 +35,7 @@ type serveOptions struct {
 	sandbox     sandboxFlags
 	workspaces  string
 	clientToken bool
+	bounds      httpBounds
 }
 
 func newServeCmd(root *rootOptions) *cobra.Command {
@@ -70,11 +71,15 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
 	o.sandbox.register(cmd)
+	o.bounds.register(cmd)
 	return cmd
 }
 
 func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions, p *policy.Policy) error {
 	logger := slog.New(slog.NewTextHandler(out, nil))
+	if err := o.bounds.check(); err != nil {
+		return err
+	}
 	sb, err := o.sandbox.setup(ctx, os.LookupEnv, o.store.files())
 	if err != nil {
 		return err
@@ -96,7 +101,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}
-	st, err := newStack(p, db, o.workspaces, sb, logger)
+	st, err := newStack(p, db, o.workspaces, sb, logger, func(g *gateway.Options) { g.Bounds = o.bounds.gateway() })
 	if err != nil {
 		return err
 	}
@@ -131,9 +136,9 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		}
 	}()
 
-	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	hs, conns := o.bounds.server(mux, logger)
 	done := make(chan error, 1)
-	go func() { done <- hs.Serve(ln) }()
+	go func() { done <- hs.Serve(conns.listener(ln)) }()
 	select {
 	case err := <-done:
 		return err
@@ -161,7 +166,8 @@ type stack struct {
 	workspaces string
 }
 
-func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger) (*stack, error) {
+// Each tune, if any, changes the gateway's options before it starts.
+func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger, tune ...func(*gateway.Options)) (*stack, error) {
 	env := p.Env(os.LookupEnv)
 	reviewer, err := review.New(review.Options{})
 	if err != nil {
@@ -179,9 +185,13 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger}); err != nil {
 		return nil, err
 	}
-	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
+	gwo := gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
 		Broker: st.broker, Workspaces: workspaces, Logger: logger, TokenTTL: tokenTTL,
-		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db, BoundaryStore: db})
+		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db, BoundaryStore: db}
+	for _, t := range tune {
+		t(&gwo)
+	}
+	st.gateway, err = gateway.New(gwo)
 	if err != nil {
 		st.gate.Close()
 		return nil, err
