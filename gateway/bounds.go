@@ -40,6 +40,10 @@ type Bounds struct {
 	RefusalSources int
 	// Clock measures the windows (default the real clock).
 	Clock clock.Clock
+
+	// released, if set, is called each time a request has given back the calls or bytes it
+	// held (for tests, which wait for it instead of sleeping).
+	released func()
 }
 
 // Default bounds.
@@ -114,6 +118,13 @@ func (f *inFlight) acquireCalls(session, token string, n int) *rejection {
 	return nil
 }
 
+// settled reports whether nothing is held, by calls or bytes.
+func (f *inFlight) settled() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.calls) == 0 && f.bytes == 0
+}
+
 func busyCalls(msg string) *rejection {
 	return &rejection{status: http.StatusTooManyRequests, rpc: codeBusy, code: "too_many_calls", msg: msg}
 }
@@ -124,7 +135,6 @@ func (f *inFlight) releaseCalls(session, token string, n int) {
 		return
 	}
 	f.mu.Lock()
-	defer f.mu.Unlock()
 	for _, k := range []string{"s:" + session, "t:" + token} {
 		if k == "s:" {
 			continue
@@ -132,6 +142,10 @@ func (f *inFlight) releaseCalls(session, token string, n int) {
 		if f.calls[k] -= n; f.calls[k] <= 0 {
 			delete(f.calls, k) // an idle key holds no memory
 		}
+	}
+	f.mu.Unlock()
+	if f.b.released != nil {
+		f.b.released()
 	}
 }
 
@@ -161,19 +175,31 @@ type heldBody struct {
 	io.ReadCloser
 	f    *inFlight
 	held int64
+	left int64 // what the request's length says is still to come, or -1
 }
 
 func (b *heldBody) Read(p []byte) (int, error) {
+	if b.left >= 0 && int64(len(p)) > b.left+1 {
+		p = p[:b.left+1] // reserve what can come (and a byte to see the end), not the buffer
+	}
 	if !b.f.acquireBytes(int64(len(p))) {
 		return 0, errBusy
 	}
 	n, err := b.ReadCloser.Read(p)
 	b.f.releaseBytes(int64(len(p) - n))
 	b.held += int64(n)
+	if b.left >= 0 {
+		b.left = max(0, b.left-int64(n))
+	}
 	return n, err
 }
 
-func (b *heldBody) release() { b.f.releaseBytes(b.held) }
+func (b *heldBody) release() {
+	b.f.releaseBytes(b.held)
+	if b.f.b.released != nil {
+		b.f.b.released()
+	}
+}
 
 // busyBytes is the answer to a request refused for the bytes in flight.
 func busyBytes(limit int64) rejection {

@@ -314,7 +314,7 @@ func (g *Gateway) Handler() http.Handler {
 		var msgs []*jsonrpc.Request
 		if r.Method == http.MethodPost {
 			if r.Body != nil {
-				held := &heldBody{ReadCloser: r.Body, f: g.flight}
+				held := &heldBody{ReadCloser: r.Body, f: g.flight, left: r.ContentLength}
 				defer held.release()
 				r.Body = held
 			}
