@@ -832,6 +832,8 @@ func answer(w http.ResponseWriter, x rejection) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfter)
+	case http.StatusRequestTimeout:
+		w.Header().Set("Connection", "close") // the rest of the body may still come: nothing more is read
 	}
 	w.Header().Del("Content-Length")
 	w.Header().Set("Content-Type", "application/json")
