@@ -17,8 +17,8 @@ import (
 	"github.com/wardenhq/warden/verdict"
 )
 
-// Bounds limits what clients can hold of the gateway at once. The zero value is the default
-// for each field; a negative number turns that bound off.
+// Bounds limits what clients can hold of the gateway at once. The zero value of each field is
+// its default; a negative cap (calls, bytes) turns that cap off.
 type Bounds struct {
 	// CallsPerSession caps the tools/call requests one MCP session has in flight (default
 	// 16); CallsPerToken caps them over all of a token's sessions (default 64). A call past

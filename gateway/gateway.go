@@ -509,8 +509,10 @@ func plainRequest(raw []byte) (req *jsonrpc.Request, ok bool) {
 	if tooDeep(raw, sdkMaxDepth) {
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+	// raw is valid JSON, so it is walked in place: a json.Decoder would buffer the params
+	// (megabytes, for a large call) and copy them again.
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
 		return nil, false
 	}
 	const (
@@ -521,16 +523,18 @@ func plainRequest(raw []byte) (req *jsonrpc.Request, ok bool) {
 	)
 	var seen int
 	var version, method, id, params json.RawMessage
-	for dec.More() {
-		from := dec.InputOffset()
-		t, err := dec.Token()
-		if err != nil || bytes.IndexByte(raw[from:dec.InputOffset()], '\\') >= 0 {
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != '}'; {
+		if raw[i] != '"' {
+			return nil, false
+		}
+		end := stringEnd(raw, i)
+		key := raw[i+1 : end-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
 			return nil, false // an escaped key is left to the SDK
 		}
-		key, _ := t.(string)
 		var bit int
 		var dst *json.RawMessage
-		switch key {
+		switch string(key) {
 		case "jsonrpc":
 			bit, dst = hasVersion, &version
 		case "method":
@@ -542,10 +546,22 @@ func plainRequest(raw []byte) (req *jsonrpc.Request, ok bool) {
 		default:
 			return nil, false // a response, or something the SDK would ignore or refuse
 		}
-		if seen&bit != 0 || dec.Decode(dst) != nil {
+		if seen&bit != 0 {
 			return nil, false
 		}
 		seen |= bit
+		if i = skipSpace(raw, end); i == len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		end = valueEnd(raw, i)
+		*dst = raw[i:end:end]
+		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	if i == len(raw) || skipSpace(raw, i+1) != len(raw) {
+		return nil, false
 	}
 	if seen&(hasVersion|hasMethod) != hasVersion|hasMethod || string(version) != `"2.0"` || !plainString(method) {
 		return nil, false
@@ -572,6 +588,59 @@ func plainRequest(raw []byte) (req *jsonrpc.Request, ok bool) {
 		req.ID, _ = jsonrpc.MakeID(float64(n)) // a float64 is always an ID
 	}
 	return req, true
+}
+
+// skipSpace is the index of the first byte at or after i that is not JSON white space.
+func skipSpace(v []byte, i int) int {
+	for i < len(v) && (v[i] == ' ' || v[i] == '\t' || v[i] == '\n' || v[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd is the index just past the JSON string that starts at v[i].
+func stringEnd(v []byte, i int) int {
+	for j := i + 1; j < len(v); j++ {
+		switch v[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(v)
+}
+
+// valueEnd is the index just past the valid JSON value that starts at v[i].
+func valueEnd(v []byte, i int) int {
+	if i == len(v) {
+		return i
+	}
+	switch v[i] {
+	case '"':
+		return stringEnd(v, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(v); j++ {
+			switch v[j] {
+			case '"':
+				j = stringEnd(v, j) - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return len(v)
+	default: // a number, true, false or null
+		j := i
+		for j < len(v) && !strings.ContainsRune(",}] \t\n\r", rune(v[j])) {
+			j++
+		}
+		return j
+	}
 }
 
 // plainString reports whether a JSON value is a string of printable ASCII without escapes,
