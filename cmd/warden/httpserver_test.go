@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/examples"
@@ -313,4 +315,46 @@ func TestSlowAndLargeBodiesAreCut(t *testing.T) {
 			t.Errorf("a REST body of 2000 bytes (chunked %v): HTTP %d %s, want 413 too_large in JSON", chunked, resp.StatusCode, body)
 		}
 	}
+}
+
+// An MCP client works through the bounds: its session opens, its event stream is written
+// through the per-write deadlines, and its calls are answered.
+func TestMCPSessionWithinTheBounds(t *testing.T) {
+	b := testBounds()
+	b.write = 5 * time.Second // each write; the stream itself stays open as long as it likes
+	s := newBoundedServer(t, b)
+	secret, hash, err := auth.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.db.CreateToken(t.Context(), &auth.Token{ID: newTokenID(), Hash: hash, Role: auth.RoleAgent, Tenant: "default",
+		SessionRole: "person", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + s.addr + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{secret}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil || len(tools.Tools) == 0 {
+		t.Fatalf("tools/list through the bounds: %v, %v", tools, err)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "files_list", Arguments: map[string]any{"path": "."}})
+	if err != nil || res.IsError {
+		t.Fatalf("files_list through the bounds: %+v, %v", res, err)
+	}
+}
+
+// bearerTransport sends every request with a token.
+type bearerTransport struct{ secret string }
+
+func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.secret)
+	return http.DefaultTransport.RoundTrip(req)
 }
