@@ -17,6 +17,8 @@ import (
 
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/examples"
+	"github.com/wardenhq/warden/store/postgres"
 )
 
 // settledCard waits until the card leaves pending (the store's watch, not a sleep), and
@@ -289,5 +291,40 @@ func TestAbandonedSessionsGiveTheirMemoryBack(t *testing.T) {
 	if grown := int64(after) - int64(idle); grown > 3<<10*n {
 		t.Errorf("after the sessions were reaped the heap is %d KiB above idle (%d B a session), of the %d KiB they held",
 			grown>>10, grown/n, (int64(held)-int64(idle))>>10)
+	}
+}
+
+// A session abandoned without DELETE ends at the idle timeout, and so does its run: a profile
+// at maxConcurrentRuns: 1 (the quickstart's reviewer) opens again.
+func TestAnAbandonedSessionFreesItsRun(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) {
+		testAbandonedSessionFreesItsRun(t, newRig(t, examples.Quickstart, nil))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		db, err := postgres.Open(context.Background(), postgresSchema(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		testAbandonedSessionFreesItsRun(t, newRigOn(t, db, examples.Quickstart, nil, nil))
+	})
+}
+
+func testAbandonedSessionFreesItsRun(t *testing.T, r *rig) {
+	r = r.with(func(o *Options) { o.IdleTimeout = 2 * time.Second })
+	secret := r.token("default", "coworker", "reviewer")
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	if got := r.post(secret, "", init); got.Error != nil {
+		t.Fatalf("the first session: %s", got.body)
+	}
+	got := r.post(secret, "", init)
+	wantError(t, "a second run of a profile at maxConcurrentRuns 1", got, 403, -32001, 1, "session_refused", "live runs")
+	// The first session is abandoned: no DELETE, no request. It ends at the idle timeout.
+	deadline := time.Now().Add(60 * time.Second)
+	for len(r.gw.live()) > 0 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if got := r.post(secret, "", init); got.Error != nil {
+		t.Errorf("a session of the profile after the abandoned one idled out: %s", got.body)
 	}
 }
