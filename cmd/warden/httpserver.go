@@ -34,7 +34,7 @@ func (b *httpBounds) register(cmd *cobra.Command) {
 	f.DurationVar(&b.readHeader, "read-header-timeout", 5*time.Second, "how long a connection may take to send a request's header; one that has sent none by then is closed")
 	f.DurationVar(&b.read, "read-timeout", 30*time.Second, "how long a request's body may take to arrive, from the end of its header (then 408)")
 	f.DurationVar(&b.write, "write-timeout", 30*time.Second, "how long a REST response may take, from the end of the request's header; on /mcp, how long each write of a response or event stream may block")
-	f.DurationVar(&b.idle, "idle-timeout", 60*time.Second, "how long a keep-alive connection is kept between requests")
+	f.DurationVar(&b.idle, "conn-idle-timeout", 60*time.Second, "how long a keep-alive connection is kept between requests")
 	f.IntVar(&b.maxConns, "max-conns", 1024, "the most connections open at once; past it, the one idle longest (or waiting longest for its first request) is closed to make room")
 	f.Int64Var(&b.maxAPIBody, "max-request-body", 1<<20, "the largest REST request body, in bytes (then 413); /mcp takes up to 4 MiB")
 	f.IntVar(&b.callsPerSession, "max-calls-per-session", gateway.DefaultCallsPerSession, "the most tool calls one MCP session may have in flight (then 429)")
@@ -47,7 +47,7 @@ func (b *httpBounds) check() error {
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"--read-header-timeout", b.readHeader}, {"--read-timeout", b.read}, {"--write-timeout", b.write}, {"--idle-timeout", b.idle}} {
+	}{{"--read-header-timeout", b.readHeader}, {"--read-timeout", b.read}, {"--write-timeout", b.write}, {"--conn-idle-timeout", b.idle}} {
 		if d.v <= 0 {
 			return fmt.Errorf("%s must be more than 0, not %s", d.name, d.v)
 		}
