@@ -38,7 +38,7 @@ func TestBase32Decoder(t *testing.T) {
 	}
 }
 
-// TestDecodeRunsChoice checks which runs decodeRuns keeps to decode, and how, against a
+// TestDecodeRunsChoice checks which runs the scan keeps to decode (b64Run), and how, against a
 // reference that judges every base64 run on its own: a run inside a run of hex digits is
 // left, one whose first three quanta are base64 of base64 characters is decoded as base64,
 // and one whose first quantum encoding/base32 decodes to text bytes in an alphabet is
@@ -70,8 +70,7 @@ func TestDecodeRunsChoice(t *testing.T) {
 		text := b.String()
 		sc := &scanner{m: m}
 		sc.cls.classify(text)
-		sc.hexRuns, sc.b64Runs = sc.cls.findRuns(nil, nil)
-		hexRuns, b64Runs := slices.Clone(sc.hexRuns), slices.Clone(sc.b64Runs)
+		hexRuns, b64Runs := sc.cls.findRunsRef(nil, nil)
 		var want []decodeRun
 		for _, r := range b64Runs {
 			if slices.ContainsFunc(hexRuns, func(h span) bool { return h.start <= r.start && r.end <= h.end }) {
@@ -98,9 +97,9 @@ func TestDecodeRunsChoice(t *testing.T) {
 				want = append(want, decodeRun{r, how})
 			}
 		}
-		sc.decodeRuns(text)
+		sc.runs(&sc.cls)
 		if !slices.Equal(sc.decodedRuns, want) {
-			t.Fatalf("%q:\ndecodeRuns kept %v\nwant %v", text, sc.decodedRuns, want)
+			t.Fatalf("%q:\nthe scan kept %v\nwant %v", text, sc.decodedRuns, want)
 		}
 		decodes += len(want)
 	}

@@ -16,11 +16,11 @@ var vectorProbe = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512
 //go:noescape
 func firstStageAVX512(text *byte, n int, words *uint64, fmask uint64, from int) int
 
-// vectorHex: the windows of hex runs are judged 64 bytes at a time on AVX-512 (BW).
+// vectorHex: the hex masks of the compacted text are computed 64 bytes at a time on AVX-512
+// (BW).
 var vectorHex = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
-// hexOkAVX512 returns, for the 64 bytes at p, the bits of those that, folded to lower case,
-// are in [lo, hi] or are '0' (see hexPlausible). p has 64 bytes to read.
+// hexMasksAVX512 writes two masks for each of nblocks 64-byte blocks at text (see hexMasks).
 //
 //go:noescape
-func hexOkAVX512(p *byte, lo, hi uint64) uint64
+func hexMasksAVX512(text *byte, nblocks int, lo, hi uint64, masks *uint64)

@@ -105,29 +105,62 @@ done:
 	MOVQ DX, ret+40(FP)
 	RET
 
-// func hexOkAVX512(p *byte, lo, hi uint64) uint64
+// func hexMasksAVX512(text *byte, nblocks int, lo, hi uint64, masks *uint64)
 //
-// Bit i of the result: byte i of the 64 at p, folded to lower case (| 0x20), is in [lo, hi]
-// or is '0'. See hexPlausible.
-TEXT ·hexOkAVX512(SB), NOSPLIT, $0-32
-	MOVQ p+0(FP), SI
-	MOVQ lo+8(FP), AX
-	MOVQ hi+16(FP), BX
+// For each 64-byte block j of text, folded to lower case (| 0x20): bit i of masks[2j], byte
+// i is a hex digit or 'x'; bit i of masks[2j+1], byte i is in [lo, hi] or is '0'. See
+// hexMasks.
+TEXT ·hexMasksAVX512(SB), NOSPLIT, $0-40
+	MOVQ text+0(FP), SI
+	MOVQ nblocks+8(FP), CX
+	MOVQ lo+16(FP), AX
+	MOVQ hi+24(FP), BX
+	MOVQ masks+32(FP), DI
 	VPBROADCASTB AX, Z1
 	VPBROADCASTB BX, Z2
 	MOVL         $0x20, AX
 	VPBROADCASTB AX, Z3
 	MOVL         $0x30, AX
 	VPBROADCASTB AX, Z4
+	MOVL         $0x0A, AX
+	VPBROADCASTB AX, Z5
+	MOVL         $0x61, AX
+	VPBROADCASTB AX, Z6
+	MOVL         $0x06, AX
+	VPBROADCASTB AX, Z7
+	MOVL         $0x78, AX
+	VPBROADCASTB AX, Z8
 
+	TESTQ CX, CX
+	JZ    done
+
+loop:
 	VMOVDQU64 (SI), Z0
 	VPORQ     Z3, Z0, Z0
-	VPCMPUB   $5, Z1, Z0, K1 // >= lo
-	VPCMPUB   $2, Z2, Z0, K2 // <= hi
-	KANDQ     K1, K2, K1
-	VPCMPEQB  Z4, Z0, K3     // '0'
-	KORQ      K1, K3, K1
-	KMOVQ     K1, AX
+
+	// hex digits and 'x'
+	VPSUBB   Z4, Z0, Z9
+	VPCMPUB  $1, Z5, Z9, K1 // b-'0' < 10
+	VPSUBB   Z6, Z0, Z9
+	VPCMPUB  $1, Z7, Z9, K2 // b-'a' < 6
+	KORQ     K1, K2, K1
+	VPCMPEQB Z8, Z0, K2     // 'x'
+	KORQ     K1, K2, K1
+	KMOVQ    K1, (DI)
+
+	// high nibbles of value bytes, and '0'
+	VPCMPUB  $5, Z1, Z0, K1 // >= lo
+	VPCMPUB  $2, Z2, Z0, K2 // <= hi
+	KANDQ    K1, K2, K1
+	VPCMPEQB Z4, Z0, K2     // '0'
+	KORQ     K1, K2, K1
+	KMOVQ    K1, 8(DI)
+
+	ADDQ $64, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  loop
+
+done:
 	VZEROUPPER
-	MOVQ      AX, ret+24(FP)
 	RET
