@@ -67,9 +67,9 @@ func TestClassifyRankAndRaw(t *testing.T) {
 	}
 }
 
-// TestFindRuns compares the runs that runFinder finds, block by block as runs drives it, with
-// a byte-by-byte search, on texts made of runs of hex digits, base64 characters and the rest,
-// across block boundaries.
+// TestFindRuns compares the runs that the reference finds (findRunsRef, see TestDecodeRunsChoice)
+// with a byte-by-byte search, on texts made of runs of hex digits, base64 characters and the
+// rest, across block boundaries.
 func TestFindRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	naive := func(s string, in func(byte) bool, minLen int) []span {
@@ -106,7 +106,7 @@ func TestFindRuns(t *testing.T) {
 		s := b.String()
 		var c classification
 		c.classify(s)
-		hex, b64 := c.allRuns()
+		hex, b64 := c.findRunsRef(nil, nil)
 		wantHex := naive(s, func(c byte) bool { return byteClass[c]&clsHexRun != 0 }, minHexRun)
 		wantB64 := naive(s, func(c byte) bool { return byteClass[c]&clsBase64 != 0 }, minBase32Run)
 		if !slices.Equal(hex, wantHex) || !slices.Equal(b64, wantB64) {
@@ -153,29 +153,4 @@ func TestClassifyGoIsBytewise(t *testing.T) {
 			t.Fatalf("%q: compacted %q, want %q", s, got[:n], want)
 		}
 	}
-}
-
-// allRuns returns the runs of hex digits and of base64 characters that runFinder finds in the
-// classified text, driven as runs drives it.
-func (c *classification) allRuns() (hex, b64 []span) {
-	fh := runFinder{minLen: minHexRun}
-	fb := runFinder{minLen: minBase32Run}
-	for i := 0; i+masksPerBlock <= len(c.masks); i += masksPerBlock {
-		base := i * (64 / masksPerBlock)
-		h := c.masks[i+maskHexRun]
-		hl := h & (h >> 1)
-		hl &= hl >> 2
-		hl &= hl >> 4
-		hl &= hl >> 8
-		fh.block(base, h, hl)
-		b := c.masks[i+maskBase64]
-		bl := b & (b >> 1)
-		bl &= bl >> 2
-		bl &= bl >> 4
-		bl &= bl >> 5
-		fb.block(base, b, bl)
-	}
-	fh.end(len(c.text))
-	fb.end(len(c.text))
-	return fh.out, fb.out
 }

@@ -13,8 +13,8 @@ import (
 // runs of hex digits a megabyte (digests, dates, diffstats); finding each, ranking its ends in
 // the compacted text and judging its windows cost more than the probes.
 //
-// The runs of base64 characters are found 64 bytes at a time too, and each is judged by its
-// first quanta where it is found (runs).
+// The runs of base64 characters are found 64 bytes at a time too, with sums rather than one
+// by one (runs).
 
 // probeHex probes the hex index ix (8-byte grams folded) at every position of the compacted
 // text that is a multiple of 8, where the window of 8 bytes lies in a run of hex digits ('x'
@@ -136,138 +136,115 @@ func hexMasksGo(b []byte, lo, hi byte) (hex, ok uint64) {
 	return hex, ok
 }
 
-// runs finds the runs of the base64 alphabet of the text classified in c, of minBase32Run
-// bytes or more, 64 bytes at a time into sc.b64Runs, and then judges each by its first quanta
-// (see decodeRuns): the few to decode are kept in sc.decodedRuns, which decodeRuns decodes when the text's scan is over.
-// (Judging each run where it is found, in the same loop, is slower: the loop's branches then
-// foresee neither.)
+// runs judges the runs of the base64 alphabet of the text classified in c, of minBase32Run
+// bytes or more, by their first quanta (judge), and keeps the few to decode in sc.decodedRuns,
+// which decodeRuns decodes when the text's scan is over.
+//
+// The runs are not found one by one into a list, but 64 bytes at a time with sums: adding to
+// the base64 mask b a bit of each run (a seed) carries through the run and leaves one bit set,
+// the run's end marker, at the first byte after it. With seeds where 13 ones start, the markers
+// are those of the runs of 13 or more; with the base64 bytes that are not hex digits, of the
+// runs that hold one. A carry out of a block is the run going on into the next. A run made of
+// hex digits alone, in a run of them of minHexRun or more (a digest, an id), is neither base32
+// nor base64 of base64, and is passed over at its marker.
 func (sc *scanner) runs(c *classification) {
-	sc.b64Runs = c.base64Runs(sc.b64Runs[:0])
-	masks := c.masks
 	sc.decodedRuns = sc.decodedRuns[:0]
-	textByte := &sc.m.textByte
-	for _, r := range sc.b64Runs {
-		// A run inside a run of hex digits of minHexRun or more (an id, a digest) is neither
-		// base32 nor base64 of base64: its characters are all hex digits or 'x' (in the
-		// hexRun mask), and the run of the mask around it is long enough.
-		// The mask's 64 bits from the run's start, of its block and the next:
-		k, sh := uint(r.start)/64, uint(r.start)%64
-		w := masks[k*masksPerBlock+maskHexRun] >> sh
-		if next := (k+1)*masksPerBlock + maskHexRun; next < uint(len(masks)) {
-			w |= masks[next] << (64 - sh) // nothing if sh is 0
-		}
-		var hexOnly bool
-		if n := r.end - r.start; n <= 64 {
-			hexOnly = ^w&(1<<n-1) == 0
-		} else {
-			hexOnly = c.hexOnly(r)
-		}
-		if hexOnly && (r.end-r.start >= minHexRun || c.hexRunAround(r) >= minHexRun) {
+	masks := c.masks
+	nb := len(masks) / masksPerBlock
+	var c13, cNotHex uint64 // the carries out of the block before
+	open := 0               // where the run of b open at the block's start starts
+	for k := range nb {
+		i := k * masksPerBlock
+		b := masks[i+maskBase64]
+		if b == ^uint64(0) {
+			// the open run goes on, 64 longer: every sum carries through
+			c13 = 1
+			if b&^masks[i+maskHexRun] != 0 {
+				cNotHex = 1
+			}
 			continue
 		}
-		run := c.text[r.start:r.end]
-		var how uint8
-		if len(run) >= minDoubleRun && base64Inner(run) {
-			how = decodeBase64
+		var next uint64
+		if k+1 < nb {
+			next = masks[i+masksPerBlock+maskBase64]
 		}
-		if fits := base32Fits(run); fits != 0 {
-			for a := range base32Alphabets {
-				if fits&(1<<a) != 0 && base32Text(a, run, textByte) {
-					how |= decodeBase32 << a
-				}
+		s13 := starts13(b, next)
+		if s13|c13 == 0 {
+			// No run of 13 ends here or goes on from here (it would start here); what
+			// goes on into the next block is shorter, and judged by no one.
+			cNotHex = 0
+			if b != ^uint64(0) {
+				open = 64*k + 64 - bits.LeadingZeros64(^b)
+			}
+			continue
+		}
+		var e13, eNotHex uint64
+		e13, c13 = bits.Add64(b, s13, c13)
+		eNotHex, cNotHex = bits.Add64(b, b&^masks[i+maskHexRun], cNotHex)
+		e13, eNotHex = e13&^b, eNotHex&^b
+		for ; e13 != 0; e13 &= e13 - 1 {
+			end := bits.TrailingZeros64(e13)
+			start := open
+			if z := ^b & (1<<end - 1); z != 0 {
+				start = 64*k + 64 - bits.LeadingZeros64(z)
+			}
+			r := span{start, 64*k + end}
+			if eNotHex>>end&1 == 0 && (r.end-r.start >= minHexRun || c.hexRunAround(r) >= minHexRun) {
+				continue // hex digits alone, in a run of them of minHexRun or more
+			}
+			sc.judge(c, r)
+		}
+		if b != ^uint64(0) {
+			open = 64*k + 64 - bits.LeadingZeros64(^b)
+		}
+	}
+	if r := (span{open, len(c.text)}); c13 != 0 { // a run to the end of the text
+		if cNotHex != 0 || r.end-r.start < minHexRun && c.hexRunAround(r) < minHexRun {
+			sc.judge(c, r)
+		}
+	}
+}
+
+// starts13 returns the bits of x where 13 ones start, reading on into y, the bits after x.
+func starts13(x, y uint64) uint64 {
+	x &= x>>1 | y<<63
+	y &= y >> 1
+	x &= x>>2 | y<<62
+	y &= y >> 2
+	x &= x>>4 | y<<60
+	y &= y >> 4
+	return x & (x>>5 | y<<59)
+}
+
+// judge judges the run r of the base64 alphabet by its first quanta, and keeps it in
+// sc.decodedRuns if it is to be decoded: base64 of base64 if its first three quanta decode to
+// base64 characters (base64Inner), base32 of an alphabet if its first quantum decodes to text
+// in it (base32Text).
+func (sc *scanner) judge(c *classification, r span) {
+	run := c.text[r.start:r.end]
+	if run[0] == '+' || run[0] == '/' {
+		// In no base32 alphabet, and base64 of bytes from 0xf8 up, which are not base64: the
+		// runs of a diffstat's pluses are neither.
+		return
+	}
+	var how uint8
+	if len(run) >= minDoubleRun && base64Inner(run) {
+		how = decodeBase64
+	}
+	if fits := base32Fits(run); fits != 0 {
+		for a := range base32Alphabets {
+			if fits&(1<<a) != 0 && base32Text(a, run, &sc.m.textByte) {
+				how |= decodeBase32 << a
 			}
 		}
-		if how != 0 {
-			sc.decodedRuns = append(sc.decodedRuns, decodeRun{r, how})
-		}
 	}
-}
-
-// base64Runs appends to out the runs of the base64 alphabet of minBase32Run bytes or more.
-func (c *classification) base64Runs(out []span) []span {
-	fb := runFinder{minLen: minBase32Run, out: out}
-	masks := c.masks
-	for i := 0; i+masksPerBlock <= len(masks); i += masksPerBlock {
-		base := i * (64 / masksPerBlock)
-		// bits where a run of 13 ones starts inside the block
-		b := masks[i+maskBase64]
-		bl := b & (b >> 1)
-		bl &= bl >> 2
-		bl &= bl >> 4
-		bl &= bl >> 5
-		fb.block(base, b, bl)
+	if how != 0 {
+		sc.decodedRuns = append(sc.decodedRuns, decodeRun{r, how})
 	}
-	fb.end(len(c.text))
-	return fb.out
-}
-
-// A runFinder finds the runs of ones of a bit stream, 64 bits at a time, and appends those of
-// minLen ones or more to out. runs computes the starts of long runs with shifts for minLen;
-// keep them in step.
-type runFinder struct {
-	minLen int
-	// open is where the run of ones that reaches the end of the blocks taken so far starts:
-	// the next block's base if there is none, so that the run a block starts with needs no
-	// other case, and the branches are taken alike block after block (a branch on whether a
-	// run is open is a coin toss on text, and mispredicted half the time).
-	open int
-	out  []span
-}
-
-// block takes the block at base, r its bits and long the bits where a run of minLen ones
-// starts inside it.
-func (f *runFinder) block(base int, r, long uint64) {
-	if r == ^uint64(0) {
-		return // the open run goes on
-	}
-	lo := bits.TrailingZeros64(^r) // the run open from before ends at lo
-	if base+lo-f.open >= f.minLen {
-		f.out = append(f.out, span{f.open, base + lo})
-	}
-	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
-	f.open = base + top
-	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
-		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
-	}
-}
-
-// inner appends the long runs inside the block at base: rest is its bits of runs that start
-// and end inside it, x the bits where those of minLen ones or more start.
-func (f *runFinder) inner(base int, rest, x uint64) {
-	for x != 0 {
-		a := bits.TrailingZeros64(x)
-		length := bits.TrailingZeros64(^(rest >> a))
-		f.out = append(f.out, span{base + a, base + a + length})
-		x &^= (1<<length - 1) << a
-	}
-}
-
-// end closes a run that reaches the end of the text.
-func (f *runFinder) end(n int) {
-	if n-f.open >= f.minLen {
-		f.out = append(f.out, span{f.open, n})
-	}
-}
-
-// hexOnly reports whether every byte of r is in the hexRun mask: a run of the base64 alphabet
-// is then made of hex digits and 'x' alone, and lies inside a run of the hexRun mask.
-func (c *classification) hexOnly(r span) bool {
-	for k := r.start / 64; k*64 < r.end; k++ {
-		m := c.masks[k*masksPerBlock : k*masksPerBlock+masksPerBlock]
-		out := ^m[maskHexRun]
-		out &= ^uint64(0) << max(r.start-64*k, 0)
-		if e := r.end - 64*k; e < 64 {
-			out &= 1<<e - 1
-		}
-		if out != 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // hexRunAround returns the length of the run of the hexRun mask that holds r, all of whose
-// bytes are in it (hexOnly), a byte at a time: it is asked only for a short run of hex digits.
+// bytes are in it, a byte at a time: it is asked only for a short run of hex digits.
 func (c *classification) hexRunAround(r span) int {
 	in := func(i int) bool { return c.masks[i/64*masksPerBlock+maskHexRun]>>(i%64)&1 != 0 }
 	start, end := r.start, r.end

@@ -198,8 +198,6 @@ type scanner struct {
 	// the windows of hex runs to probe, batched (see probeHex)
 	hexBatch [64]hexProbe
 	nHex     int
-	// the runs of the base64 alphabet of the text being scanned (see runs)
-	b64Runs []span
 	// the compacted positions whose grams passed the main index's first filter, this scan
 	passes []int32
 	// the base64 and base32 runs of the text to decode, kept while their views are scanned
