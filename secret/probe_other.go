@@ -5,8 +5,8 @@ package secret
 // vectorProbe reports whether the first filter's probes run on vector instructions.
 const vectorProbe = false
 
-// firstStageAVX512 is not called without vectorProbe.
-func firstStageAVX512(text *byte, n int, words *uint64, fmask uint64, from int) int {
+// firstStagesAVX512 is not called without vectorProbe.
+func firstStagesAVX512(text *byte, n int, words *uint64, fmask uint64, from int, out *int32, room int) (next, found int) {
 	panic("secret: no vector probes")
 }
 

@@ -274,14 +274,7 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 // is read for a whole batch in a loop of independent loads, whose misses overlap, before any
 // of them is looked at further, in the text's order as before.
 func (sc *scanner) probe5(ix *gramIndex, c *classification) {
-	passes := sc.passes[:0]
-	for p := 0; ; p += 4 {
-		p = firstStage(c.compacted, c.n, ix.first, p)
-		if p < 0 {
-			break
-		}
-		passes = append(passes, int32(p))
-	}
+	passes := firstStages(c.compacted, c.n, ix.first, sc.passes[:0])
 	sc.passes = passes
 	if len(c.compacted) < c.n+padding {
 		panic("secret: probe out of bounds")
@@ -372,27 +365,38 @@ func hexDigits5(k uint64) bool {
 	return (digit|letter)&tops == tops
 }
 
-// firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
-// 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
-// through: four probes a step, each one load and three bits, and one branch for the four; with
-// AVX-512, sixteen a step in vectors (firstStageAVX512) before it. It
-// reads c without bounds checks: c holds n bytes and at least padding more, and a word index
-// is masked to len(first), a power of two.
-func firstStage(c []byte, n int, first []uint64, from int) int {
-	if from+5 > n {
-		return -1
-	}
+// firstStages appends to passes the positions p = 0, 4, 8... with p+5 <= n whose 5-byte
+// grams the first filter may hold. It is the loop every byte of every text goes through: in
+// Go (firstStageGo) four probes a step, each one load and three bits, and one branch for the
+// four; with AVX-512, sixteen a step in vectors (firstStagesAVX512), which write the positions
+// that pass and go on, rather than return at each. It reads c without bounds checks: c holds n
+// bytes and at least padding more, and a word index is masked to len(first), a power of two.
+func firstStages(c []byte, n int, first []uint64, passes []int32) []int32 {
 	fmask := uint64(len(first) - 1)
 	if len(c) < n+padding || len(first)&int(fmask) != 0 {
 		panic("secret: first filter stage out of bounds")
 	}
-	if vectorProbe && from+65 <= n {
-		from = firstStageAVX512(unsafe.SliceData(c), n, unsafe.SliceData(first), fmask, from)
+	p := 0
+	if vectorProbe {
+		for p+65 <= n {
+			passes = slices.Grow(passes, 256)
+			out := passes[len(passes):cap(passes)]
+			next, found := firstStagesAVX512(unsafe.SliceData(c), n, unsafe.SliceData(first), fmask, p,
+				unsafe.SliceData(out), len(out))
+			passes, p = passes[:len(passes)+found], next
+		}
 	}
-	return firstStageGo(c, n, first, from)
+	for ; p+5 <= n; p += 4 {
+		if p = firstStageGo(c, n, first, p); p < 0 {
+			break
+		}
+		passes = append(passes, int32(p))
+	}
+	return passes
 }
 
-// firstStageGo is firstStage in Go, from from on; firstStage has checked the bounds.
+// firstStageGo returns the first position p >= from, from+4, from+8... with p+5 <= n whose
+// gram the first filter may hold, or -1; firstStages has checked the bounds.
 func firstStageGo(c []byte, n int, first []uint64, from int) int {
 	fmask := uint64(len(first) - 1)
 	text := unsafe.Pointer(unsafe.SliceData(c))
