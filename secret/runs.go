@@ -29,6 +29,10 @@ import (
 // are taken in batches instead (sc.hexBatch), their words loaded in a loop of independent loads
 // whose misses overlap, and only then looked at closer, in the order of the text.
 func (sc *scanner) probeHex(ix *gramIndex, c *classification) {
+	if !vectorHex {
+		sc.probeHexRuns(ix, c)
+		return
+	}
 	nb := (c.n + 63) / 64
 	masks := c.hexMasks(sc.m.hexLow, sc.m.hexHigh)
 	if len(masks) < 2*nb+2 || len(c.compacted) < c.n+padding {
@@ -66,6 +70,94 @@ func longStarts(x, y uint64) uint64 {
 	x &= x>>4 | y<<60
 	y &= y >> 4
 	return x & (x>>8 | y<<56)
+}
+
+// probeHexRuns is probeHex without vector instructions, where the masks of the compacted text
+// would cost more than they save: the runs of the hexRun mask of the raw text, minHexRun or
+// more, are found one by one (a run of hex digits of the compacted text is one of them without
+// its separators), and the windows at every eighth position of the compacted text probed where
+// they lie in a run of minHexRun compacted bytes, as probeHex probes them.
+func (sc *scanner) probeHexRuns(ix *gramIndex, c *classification) {
+	lo, hi := sc.m.hexLow, sc.m.hexHigh
+	if len(c.compacted) < c.n+padding {
+		panic("secret: hex probe out of bounds")
+	}
+	text := unsafe.Pointer(unsafe.SliceData(c.compacted))
+	sc.nHex = 0
+	f := runFinder{minLen: minHexRun, out: sc.hexRuns[:0]}
+	masks := c.masks
+	for i := 0; i+masksPerBlock <= len(masks); i += masksPerBlock {
+		// bits where a run of 16 ones starts inside the block
+		h := masks[i+maskHexRun]
+		hl := h & (h >> 1)
+		hl &= hl >> 2
+		hl &= hl >> 4
+		hl &= hl >> 8
+		f.block(i*(64/masksPerBlock), h, hl)
+	}
+	f.end(len(c.text))
+	sc.hexRuns = f.out
+	for _, r := range sc.hexRuns {
+		from, to := c.rank(r.start), c.rank(r.end)
+		if to-from < minHexRun {
+			continue
+		}
+		for p := (from + 7) &^ 7; p+8 <= to; p += 8 {
+			if k := *(*uint64)(unsafe.Add(text, p)) | foldMask; hexPlausible(k, lo, hi) {
+				sc.hexWindow(c, p, k)
+			}
+		}
+	}
+	sc.probeHexBatch(ix, c, &sc.hexBatch, sc.nHex)
+	sc.nHex = 0
+}
+
+// A runFinder finds the runs of ones of a bit stream, 64 bits at a time, and appends those of
+// minLen ones or more to out. probeHexRuns computes the starts of long runs with shifts for
+// minLen; keep them in step.
+type runFinder struct {
+	minLen int
+	// open is where the run of ones that reaches the end of the blocks taken so far starts:
+	// the next block's base if there is none, so that the run a block starts with needs no
+	// other case, and the branches are taken alike block after block (a branch on whether a
+	// run is open is a coin toss on text, and mispredicted half the time).
+	open int
+	out  []span
+}
+
+// block takes the block at base, r its bits and long the bits where a run of minLen ones
+// starts inside it.
+func (f *runFinder) block(base int, r, long uint64) {
+	if r == ^uint64(0) {
+		return // the open run goes on
+	}
+	lo := bits.TrailingZeros64(^r) // the run open from before ends at lo
+	if base+lo-f.open >= f.minLen {
+		f.out = append(f.out, span{f.open, base + lo})
+	}
+	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
+	f.open = base + top
+	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
+		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
+	}
+}
+
+// inner appends the long runs inside the block at base: rest is its bits of runs that start
+// and end inside it, x the bits where those of minLen ones or more start.
+func (f *runFinder) inner(base int, rest, x uint64) {
+	for x != 0 {
+		a := bits.TrailingZeros64(x)
+		length := bits.TrailingZeros64(^(rest >> a))
+		f.out = append(f.out, span{base + a, base + a + length})
+		x &^= (1<<length - 1) << a
+	}
+}
+
+// end closes a run that reaches the end of the text.
+func (f *runFinder) end(n int) {
+	if n-f.open >= f.minLen {
+		f.out = append(f.out, span{f.open, n})
+	}
 }
 
 // smear16 sets the 15 bits above each bit of x, those that fit.

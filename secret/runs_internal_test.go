@@ -11,7 +11,8 @@ import (
 
 // TestProbeHexIsRef checks that probeHex, which probes the windows at every eighth position of
 // the compacted text that lie in long runs of hex digits, finds what probing each run found
-// into a list at every eighth position from its start finds (probeHexRunsRef): random texts of
+// into a list at every eighth position from its start finds (probeHexRunsRef), and so does
+// probeHexRuns, probeHex without vector instructions: random texts of
 // pieces of values in every hex style, upper and lower case, with separators between bytes,
 // among digests, numbers and words, for values of ASCII (high nibbles 2..7) and of other bytes
 // (every window plausible).
@@ -75,6 +76,7 @@ func TestProbeHexIsRef(t *testing.T) {
 		}
 		now := &scanner{m: m}
 		ref := &scanner{m: m}
+		runs := &scanner{m: m}
 		found := 0
 		for range 1500 {
 			var b strings.Builder
@@ -83,7 +85,7 @@ func TestProbeHexIsRef(t *testing.T) {
 				b.WriteString([...]string{" ", "\n", "", ":", "/", ".", "g"}[rng.IntN(7)])
 			}
 			text := b.String()
-			for _, sc := range []*scanner{now, ref} {
+			for _, sc := range []*scanner{now, ref, runs} {
 				sc.matches, sc.work = sc.matches[:0], 0
 				clear(sc.last)
 				clear(sc.encoded)
@@ -92,9 +94,13 @@ func TestProbeHexIsRef(t *testing.T) {
 			now.probeHex(m.ix8, &now.cls)
 			hexRuns, _ := ref.cls.findRunsRef(nil, nil)
 			ref.probeHexRunsRef(m.ix8, &ref.cls, hexRuns)
+			runs.probeHexRuns(m.ix8, &runs.cls)
 			got, want := sortedMatches(now.matches), sortedMatches(ref.matches)
 			if !slices.Equal(got, want) {
 				t.Fatalf("%q:\nprobeHex found %v\nthe reference %v", text, got, want)
+			}
+			if got := sortedMatches(runs.matches); !slices.Equal(got, want) {
+				t.Fatalf("%q:\nprobeHexRuns found %v\nthe reference %v", text, got, want)
 			}
 			found += len(want)
 		}

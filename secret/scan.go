@@ -198,6 +198,8 @@ type scanner struct {
 	// the windows of hex runs to probe, batched (see probeHex)
 	hexBatch [64]hexProbe
 	nHex     int
+	// the runs of hex digits, without vector instructions (see probeHexRuns)
+	hexRuns []span
 	// the compacted positions whose grams passed the main index's first filter, this scan
 	passes []int32
 	// the base64 and base32 runs of the text to decode, kept while their views are scanned
