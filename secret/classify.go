@@ -157,6 +157,8 @@ type classification struct {
 	// before[k] is the number of kept bytes in blocks before block k: the compacted
 	// position of block k's first byte.
 	before []int32
+	// hex holds the compacted text's hex masks (see hexMasks)
+	hex []uint64
 }
 
 // padding is the zero bytes after the compacted text, and the room the vector pass needs.

@@ -67,8 +67,9 @@ func TestClassifyRankAndRaw(t *testing.T) {
 	}
 }
 
-// TestFindRuns compares findRuns with a byte-by-byte search, on texts made of runs of hex
-// digits, base64 characters and the rest, across block boundaries.
+// TestFindRuns compares the runs that the reference finds (findRunsRef, see TestDecodeRunsChoice)
+// with a byte-by-byte search, on texts made of runs of hex digits, base64 characters and the
+// rest, across block boundaries.
 func TestFindRuns(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	naive := func(s string, in func(byte) bool, minLen int) []span {
@@ -105,7 +106,7 @@ func TestFindRuns(t *testing.T) {
 		s := b.String()
 		var c classification
 		c.classify(s)
-		hex, b64 := c.findRuns(nil, nil)
+		hex, b64 := c.findRunsRef(nil, nil)
 		wantHex := naive(s, func(c byte) bool { return byteClass[c]&clsHexRun != 0 }, minHexRun)
 		wantB64 := naive(s, func(c byte) bool { return byteClass[c]&clsBase64 != 0 }, minBase32Run)
 		if !slices.Equal(hex, wantHex) || !slices.Equal(b64, wantB64) {

@@ -22,39 +22,12 @@ const (
 )
 
 // decodeRuns scans the decoded views of the base64 and base32 runs of the text just scanned
-// (sc.b64Runs), which decoding replaces.
+// that runs kept to decode (sc.decodedRuns).
 //
-// A run is judged as it is met, and only the few to decode are kept (scanning a view
-// replaces sc.b64Runs): a git log has tens of thousands of runs a megabyte (paths, names,
-// digests), and nearly all of them are rejected by the cheap tests of their first quanta.
+// A run is judged as it is met (b64Run), and only the few to decode are kept: a git log has
+// tens of thousands of runs a megabyte (paths, names, digests), and nearly all of them are
+// rejected by the cheap tests of their first quanta. Scanning a view finds no runs to decode.
 func (sc *scanner) decodeRuns(text string) {
-	sc.decodedRuns = sc.decodedRuns[:0]
-	textByte := &sc.m.textByte
-	h := 0
-	for _, r := range sc.b64Runs {
-		// A run within a run of hex digits (an id, a digest) is neither: both lists are sorted.
-		for h < len(sc.hexRuns) && sc.hexRuns[h].end < r.end {
-			h++
-		}
-		if h < len(sc.hexRuns) && sc.hexRuns[h].start <= r.start {
-			continue
-		}
-		run := text[r.start:r.end]
-		var how uint8
-		if len(run) >= minDoubleRun && base64Inner(run) {
-			how = decodeBase64
-		}
-		if fits := base32Fits(run); fits != 0 {
-			for a := range base32Alphabets {
-				if fits&(1<<a) != 0 && base32Text(a, run, textByte) {
-					how |= decodeBase32 << a
-				}
-			}
-		}
-		if how != 0 {
-			sc.decodedRuns = append(sc.decodedRuns, decodeRun{r, how})
-		}
-	}
 	for _, d := range sc.decodedRuns {
 		if d.how&decodeBase64 != 0 {
 			sc.decodedView(text, d.span, base64.RawStdEncoding, 4, 3)

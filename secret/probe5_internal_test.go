@@ -59,7 +59,7 @@ func TestProbe5Batches(t *testing.T) {
 		batched.probe5(m.ix5, &batched.cls)
 		c := &direct.cls
 		for p := 0; ; p += 4 {
-			if p = firstStage(c.compacted, c.n, m.ix5.first, p); p < 0 {
+			if p = firstStageGo(c.compacted, c.n, m.ix5.first, p); p < 0 {
 				break
 			}
 			here, routed := m.ix5.secondRoutes((binaryGram(c.compacted, p)) * hashMul)

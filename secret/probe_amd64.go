@@ -8,19 +8,19 @@ import "golang.org/x/sys/cpu"
 // grams, DQ for the products, gathers for the words). Without them they run in Go.
 var vectorProbe = cpu.X86.HasAVX512F && cpu.X86.HasAVX512DQ && cpu.X86.HasAVX512VBMI && cpu.X86.HasBMI1
 
-// firstStageAVX512 probes the first filter words (fmask+1 of them) at from, from+4, ... of
-// text, which holds n bytes and padding more, sixteen probes a step while the step's grams
-// are within n; it returns the first position of a step where the filter may hold a gram, or
-// the position where it stopped. Go's loop goes on from there.
+// firstStagesAVX512 probes the first filter words (fmask+1 of them) at from, from+4, ... of
+// text, which holds n bytes and padding more, sixteen probes a step while the step's grams are
+// within n and out has room for sixteen more positions (room), and writes to out the positions
+// whose grams the filter may hold. It returns where it stopped, and how many it wrote.
 //
 //go:noescape
-func firstStageAVX512(text *byte, n int, words *uint64, fmask uint64, from int) int
+func firstStagesAVX512(text *byte, n int, words *uint64, fmask uint64, from int, out *int32, room int) (next, found int)
 
-// vectorHex: the windows of hex runs are judged 64 bytes at a time on AVX-512 (BW).
+// vectorHex: the hex masks of the compacted text are computed 64 bytes at a time on AVX-512
+// (BW).
 var vectorHex = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW
 
-// hexOkAVX512 returns, for the 64 bytes at p, the bits of those that, folded to lower case,
-// are in [lo, hi] or are '0' (see hexPlausible). p has 64 bytes to read.
+// hexMasksAVX512 writes two masks for each of nblocks 64-byte blocks at text (see hexMasks).
 //
 //go:noescape
-func hexOkAVX512(p *byte, lo, hi uint64) uint64
+func hexMasksAVX512(text *byte, nblocks int, lo, hi uint64, masks *uint64)

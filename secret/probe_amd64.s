@@ -14,18 +14,23 @@ DATA gramBytes<>+48(SB)/8, $0x0000001c1b1a1918
 DATA gramBytes<>+56(SB)/8, $0x000000201f1e1d1c
 GLOBL gramBytes<>(SB), RODATA|NOPTR, $64
 
-// func firstStageAVX512(text *byte, n int, words *uint64, fmask uint64, from int) int
+// func firstStagesAVX512(text *byte, n int, words *uint64, fmask uint64, from int, out *int32, room int) (next, found int)
 //
 // Probes the first filter at from, from+4, ... sixteen grams a step (two vectors of eight),
-// while a step's bytes are within n, and returns the first position of the step that holds a
-// gram the filter may hold, or where it stopped. See firstStage, which it must agree with:
-// h = gram * hashMul; word h>>40 & fmask; bits h>>20 & 63, h>>26 & 63 and h>>32 & 63.
-TEXT ·firstStageAVX512(SB), NOSPLIT, $0-48
+// while a step's bytes are within n and out has room for a step's sixteen positions, and
+// writes to out the position of every gram the filter may hold; it returns where it stopped
+// and how many it wrote. See firstStages, which it must agree with: h = gram * hashMul; word
+// h>>40 & fmask; bits h>>20 & 63, h>>26 & 63 and h>>32 & 63.
+TEXT ·firstStagesAVX512(SB), NOSPLIT, $0-72
 	MOVQ text+0(FP), SI
 	MOVQ n+8(FP), CX
 	MOVQ words+16(FP), DI
 	MOVQ fmask+24(FP), AX
 	MOVQ from+32(FP), DX
+	MOVQ out+40(FP), R8
+	MOVQ room+48(FP), R10
+	XORQ R9, R9
+	SUBQ $16, R10 // a step writes at most 16
 
 	VPBROADCASTQ AX, Z20 // fmask
 	MOVQ         $0x9E3779B97F4A7C15, AX
@@ -42,6 +47,8 @@ TEXT ·firstStageAVX512(SB), NOSPLIT, $0-48
 
 loop:
 	CMPQ DX, CX
+	JGT  done
+	CMPQ R9, R10
 	JGT  done
 	LEAQ (SI)(DX*1), BX
 
@@ -87,47 +94,86 @@ loop:
 	VPANDNQ   Z8, Z5, Z8
 	VPTESTNMQ Z6, Z6, K4
 	VPTESTNMQ Z8, Z8, K5
-	KORTESTB  K4, K5
-	JNZ       hit
-	ADDQ      $64, DX
-	JMP       loop
+	KMOVB     K4, AX
+	KMOVB     K5, BX
+	SHLL      $8, BX
+	ORL       BX, AX
+	JZ        next
 
-hit:
-	KMOVB    K4, AX
-	KMOVB    K5, BX
-	SHLL     $8, BX
-	ORL      BX, AX
-	TZCNTL   AX, AX
-	LEAQ     (DX)(AX*4), DX
+hits:
+	TZCNTL AX, BX
+	LEAQ   (DX)(BX*4), R12
+	MOVL   R12, (R8)(R9*4)
+	INCQ   R9
+	BLSRL  AX, AX
+	JNZ    hits
+
+next:
+	ADDQ $64, DX
+	JMP  loop
 
 done:
 	VZEROUPPER
-	MOVQ DX, ret+40(FP)
+	MOVQ DX, next+56(FP)
+	MOVQ R9, found+64(FP)
 	RET
 
-// func hexOkAVX512(p *byte, lo, hi uint64) uint64
+// func hexMasksAVX512(text *byte, nblocks int, lo, hi uint64, masks *uint64)
 //
-// Bit i of the result: byte i of the 64 at p, folded to lower case (| 0x20), is in [lo, hi]
-// or is '0'. See hexPlausible.
-TEXT ·hexOkAVX512(SB), NOSPLIT, $0-32
-	MOVQ p+0(FP), SI
-	MOVQ lo+8(FP), AX
-	MOVQ hi+16(FP), BX
+// For each 64-byte block j of text, folded to lower case (| 0x20): bit i of masks[2j], byte
+// i is a hex digit or 'x'; bit i of masks[2j+1], byte i is in [lo, hi] or is '0'. See
+// hexMasks.
+TEXT ·hexMasksAVX512(SB), NOSPLIT, $0-40
+	MOVQ text+0(FP), SI
+	MOVQ nblocks+8(FP), CX
+	MOVQ lo+16(FP), AX
+	MOVQ hi+24(FP), BX
+	MOVQ masks+32(FP), DI
 	VPBROADCASTB AX, Z1
 	VPBROADCASTB BX, Z2
 	MOVL         $0x20, AX
 	VPBROADCASTB AX, Z3
 	MOVL         $0x30, AX
 	VPBROADCASTB AX, Z4
+	MOVL         $0x0A, AX
+	VPBROADCASTB AX, Z5
+	MOVL         $0x61, AX
+	VPBROADCASTB AX, Z6
+	MOVL         $0x06, AX
+	VPBROADCASTB AX, Z7
+	MOVL         $0x78, AX
+	VPBROADCASTB AX, Z8
 
+	TESTQ CX, CX
+	JZ    done
+
+loop:
 	VMOVDQU64 (SI), Z0
 	VPORQ     Z3, Z0, Z0
-	VPCMPUB   $5, Z1, Z0, K1 // >= lo
-	VPCMPUB   $2, Z2, Z0, K2 // <= hi
-	KANDQ     K1, K2, K1
-	VPCMPEQB  Z4, Z0, K3     // '0'
-	KORQ      K1, K3, K1
-	KMOVQ     K1, AX
+
+	// hex digits and 'x'
+	VPSUBB   Z4, Z0, Z9
+	VPCMPUB  $1, Z5, Z9, K1 // b-'0' < 10
+	VPSUBB   Z6, Z0, Z9
+	VPCMPUB  $1, Z7, Z9, K2 // b-'a' < 6
+	KORQ     K1, K2, K1
+	VPCMPEQB Z8, Z0, K2     // 'x'
+	KORQ     K1, K2, K1
+	KMOVQ    K1, (DI)
+
+	// high nibbles of value bytes, and '0'
+	VPCMPUB  $5, Z1, Z0, K1 // >= lo
+	VPCMPUB  $2, Z2, Z0, K2 // <= hi
+	KANDQ    K1, K2, K1
+	VPCMPEQB Z4, Z0, K2     // '0'
+	KORQ     K1, K2, K1
+	KMOVQ    K1, 8(DI)
+
+	ADDQ $64, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  loop
+
+done:
 	VZEROUPPER
-	MOVQ      AX, ret+24(FP)
 	RET

@@ -195,8 +195,11 @@ type scanner struct {
 	// its bytes the raw positions [start, end) it stands for
 	view               []byte
 	viewStart, viewEnd []int32
-	// the runs of hex digits and of the base64 alphabet of the last text scanned
-	hexRuns, b64Runs []span
+	// the windows of hex runs to probe, batched (see probeHex)
+	hexBatch [64]hexProbe
+	nHex     int
+	// the runs of hex digits, without vector instructions (see probeHexRuns)
+	hexRuns []span
 	// the compacted positions whose grams passed the main index's first filter, this scan
 	passes []int32
 	// the base64 and base32 runs of the text to decode, kept while their views are scanned
@@ -242,7 +245,8 @@ func (sc *scanner) scanView() {
 
 // scan classifies text into c and finds the indexed values in it. With starts and ends, text
 // is a view of the raw text and its byte i stands for raw [starts[i], ends[i]); the matches
-// are in raw positions.
+// are in raw positions. Without them, text is the raw text, and its runs of base64 to decode
+// are kept for decodeRuns (a view is not decoded again).
 func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	clear(sc.last)
 	c.classify(text)
@@ -250,9 +254,11 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 	if ix := sc.m.ix5; ix != nil {
 		sc.probe5(ix, c)
 	}
-	sc.hexRuns, sc.b64Runs = c.findRuns(sc.hexRuns[:0], sc.b64Runs[:0])
 	if ix := sc.m.ix8; ix != nil {
-		sc.probeHexRuns(ix, c)
+		sc.probeHex(ix, c)
+	}
+	if starts == nil {
+		sc.runs(c)
 	}
 	if starts != nil {
 		for i := from; i < len(sc.matches); i++ {
@@ -270,14 +276,7 @@ func (sc *scanner) scan(c *classification, text string, starts, ends []int32) {
 // is read for a whole batch in a loop of independent loads, whose misses overlap, before any
 // of them is looked at further, in the text's order as before.
 func (sc *scanner) probe5(ix *gramIndex, c *classification) {
-	passes := sc.passes[:0]
-	for p := 0; ; p += 4 {
-		p = firstStage(c.compacted, c.n, ix.first, p)
-		if p < 0 {
-			break
-		}
-		passes = append(passes, int32(p))
-	}
+	passes := firstStages(c.compacted, c.n, ix.first, sc.passes[:0])
 	sc.passes = passes
 	if len(c.compacted) < c.n+padding {
 		panic("secret: probe out of bounds")
@@ -368,27 +367,38 @@ func hexDigits5(k uint64) bool {
 	return (digit|letter)&tops == tops
 }
 
-// firstStage returns the first position p >= from, from+4, from+8... with p+5 <= n whose
-// 5-byte gram the first filter may hold, or -1. It is the loop every byte of every text goes
-// through: four probes a step, each one load and three bits, and one branch for the four; with
-// AVX-512, sixteen a step in vectors (firstStageAVX512) before it. It
-// reads c without bounds checks: c holds n bytes and at least padding more, and a word index
-// is masked to len(first), a power of two.
-func firstStage(c []byte, n int, first []uint64, from int) int {
-	if from+5 > n {
-		return -1
-	}
+// firstStages appends to passes the positions p = 0, 4, 8... with p+5 <= n whose 5-byte
+// grams the first filter may hold. It is the loop every byte of every text goes through: in
+// Go (firstStageGo) four probes a step, each one load and three bits, and one branch for the
+// four; with AVX-512, sixteen a step in vectors (firstStagesAVX512), which write the positions
+// that pass and go on, rather than return at each. It reads c without bounds checks: c holds n
+// bytes and at least padding more, and a word index is masked to len(first), a power of two.
+func firstStages(c []byte, n int, first []uint64, passes []int32) []int32 {
 	fmask := uint64(len(first) - 1)
 	if len(c) < n+padding || len(first)&int(fmask) != 0 {
 		panic("secret: first filter stage out of bounds")
 	}
-	if vectorProbe && from+65 <= n {
-		from = firstStageAVX512(unsafe.SliceData(c), n, unsafe.SliceData(first), fmask, from)
+	p := 0
+	if vectorProbe {
+		for p+65 <= n {
+			passes = slices.Grow(passes, 256)
+			out := passes[len(passes):cap(passes)]
+			next, found := firstStagesAVX512(unsafe.SliceData(c), n, unsafe.SliceData(first), fmask, p,
+				unsafe.SliceData(out), len(out))
+			passes, p = passes[:len(passes)+found], next
+		}
 	}
-	return firstStageGo(c, n, first, from)
+	for ; p+5 <= n; p += 4 {
+		if p = firstStageGo(c, n, first, p); p < 0 {
+			break
+		}
+		passes = append(passes, int32(p))
+	}
+	return passes
 }
 
-// firstStageGo is firstStage in Go, from from on; firstStage has checked the bounds.
+// firstStageGo returns the first position p >= from, from+4, from+8... with p+5 <= n whose
+// gram the first filter may hold, or -1; firstStages has checked the bounds.
 func firstStageGo(c []byte, n int, first []uint64, from int) int {
 	fmask := uint64(len(first) - 1)
 	text := unsafe.Pointer(unsafe.SliceData(c))
@@ -449,66 +459,6 @@ const minHexValueRun = 11
 
 // minHexRun is the shortest run of hex digits probed for hex forms of the values: 8 bytes.
 const minHexRun = 2 * minRunLen
-
-// probeHexRuns probes the hex index ix8 (8-byte grams folded) at every eighth position of
-// each run of hex digits of the compacted text (sc.hexRuns, raw positions) of minHexRun or
-// more. A window is probed only if it can be hex of the values' bytes (hexPlausible).
-//
-// The index's first filter, of a thousand values' hex forms, is larger than the processor's
-// nearer caches, and a text of digests (a git log) lets a window in fourteen through
-// hexPlausible: one probe after another, each waits for its word from memory. The windows are
-// taken in batches instead, their words loaded in a loop of independent loads whose misses
-// overlap, and only then looked at closer, in the order of the text.
-func (sc *scanner) probeHexRuns(ix *gramIndex, c *classification) {
-	lo, hi := sc.m.hexLow, sc.m.hexHigh
-	text := c.compacted
-	if len(text) < c.n+padding {
-		panic("secret: hex probe out of bounds")
-	}
-	base := unsafe.Pointer(unsafe.SliceData(text))
-	var batch [64]hexProbe
-	nb := 0
-	for _, r := range sc.hexRuns {
-		from, to := c.rank(r.start), c.rank(r.end)
-		if to-from < minHexRun {
-			continue
-		}
-		if vectorHex && hi <= '9' {
-			// eight windows a step: the bytes that can be high nibbles, then the windows
-			// they make plausible (bit 8j+7 for window j)
-			for p := from; p+8 <= to; p += 64 {
-				w := plausibleWindows(hexOkAVX512((*byte)(unsafe.Add(base, p)), uint64(lo), uint64(hi)))
-				if nw := (to - p) / 8; nw < 8 {
-					w &= 1<<(8*nw) - 1
-				}
-				for ; w != 0; w &= w - 1 {
-					q := p + bits.TrailingZeros64(w)/8*8
-					k := *(*uint64)(unsafe.Add(base, q)) | foldMask
-					batch[nb] = hexProbe{p: q, k: k, h: (k ^ k>>31) * hashMul} // gramHash(k, 8)
-					nb++
-					if nb == len(batch) {
-						sc.probeHexBatch(ix, c, &batch, nb)
-						nb = 0
-					}
-				}
-			}
-			continue
-		}
-		for p := from; p+8 <= to; p += 8 {
-			k := *(*uint64)(unsafe.Add(base, p)) | foldMask
-			if !hexPlausible(k, lo, hi) {
-				continue
-			}
-			batch[nb] = hexProbe{p: p, k: k, h: (k ^ k>>31) * hashMul} // gramHash(k, 8)
-			nb++
-			if nb == len(batch) {
-				sc.probeHexBatch(ix, c, &batch, nb)
-				nb = 0
-			}
-		}
-	}
-	sc.probeHexBatch(ix, c, &batch, nb)
-}
 
 // plausibleWindows returns, for ok the bits of 64 bytes that can be high nibbles of value
 // bytes or '0' (hexOkAVX512), bit 8j+7 set for each window of 8 bytes j that hexPlausible
@@ -753,80 +703,4 @@ func uncompactedIndex(u string, k int) int {
 		}
 	}
 	return len(u)
-}
-
-// findRuns appends to hex every run [a, b) of the raw text, minHexRun bytes or more, whose
-// bytes can all be part of a hex dump (the hexRun mask), and to b64 every run of minBase32Run
-// or more of the base64 alphabet. The runs are found 64 bytes at a time with bit
-// operations: a block without a long run inside costs a dozen operations a mask.
-func (c *classification) findRuns(hex, b64 []span) ([]span, []span) {
-	fh := runFinder{minLen: minHexRun, out: hex}
-	fb := runFinder{minLen: minBase32Run, out: b64}
-	masks := c.masks
-	for i := 0; i+masksPerBlock <= len(masks); i += masksPerBlock {
-		base := i * (64 / masksPerBlock)
-		// bits where a run of 16 (hex) or 13 (base64) ones starts inside the block
-		h := masks[i+maskHexRun]
-		hl := h & (h >> 1)
-		hl &= hl >> 2
-		hl &= hl >> 4
-		hl &= hl >> 8
-		b := masks[i+maskBase64]
-		bl := b & (b >> 1)
-		bl &= bl >> 2
-		bl &= bl >> 4
-		bl &= bl >> 5
-		fh.block(base, h, hl)
-		fb.block(base, b, bl)
-	}
-	fh.end(len(c.text))
-	fb.end(len(c.text))
-	return fh.out, fb.out
-}
-
-// A runFinder finds the runs of ones of a bit stream, 64 bits at a time. findRuns computes the
-// starts of long runs with shifts for minLen; keep them in step.
-type runFinder struct {
-	minLen int
-	// open is where the run of ones that reaches the end of the blocks taken so far starts:
-	// the next block's base if there is none, so that the run a block starts with needs no
-	// other case, and the branches are taken alike block after block (a branch on whether a
-	// run is open is a coin toss on text, and mispredicted half the time).
-	open int
-	out  []span
-}
-
-// block takes the block at base, r its bits and long the bits where a run of minLen ones
-// starts inside it.
-func (f *runFinder) block(base int, r, long uint64) {
-	if r == ^uint64(0) {
-		return // the open run goes on
-	}
-	lo := bits.TrailingZeros64(^r) // the run open from before ends at lo
-	if base+lo-f.open >= f.minLen {
-		f.out = append(f.out, span{f.open, base + lo})
-	}
-	top := 64 - bits.LeadingZeros64(^r) // bits from top up are ones
-	f.open = base + top
-	if x := long &^ (1<<lo - 1) & (1<<top - 1); x != 0 {
-		f.inner(base, r&^(1<<lo-1)&(1<<top-1), x)
-	}
-}
-
-// inner appends the long runs inside the block at base: rest is its bits of runs that start
-// and end inside it, x the bits where those of minLen ones or more start.
-func (f *runFinder) inner(base int, rest, x uint64) {
-	for x != 0 {
-		a := bits.TrailingZeros64(x)
-		length := bits.TrailingZeros64(^(rest >> a))
-		f.out = append(f.out, span{base + a, base + a + length})
-		x &^= (1<<length - 1) << a
-	}
-}
-
-// end closes a run that reaches the end of the text.
-func (f *runFinder) end(n int) {
-	if n-f.open >= f.minLen {
-		f.out = append(f.out, span{f.open, n})
-	}
 }
