@@ -4,6 +4,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -24,12 +26,24 @@ type View struct {
 	stats  map[string]viewStat
 	links  map[string]viewLink
 	dirs   map[string]viewDir
+	// asked counts the lstat calls made for names in each directory: a small directory asked
+	// about often is listed instead, once, and the listing answers the rest (see lstat).
+	asked map[string]int
 }
 
 type viewStat struct {
 	mode uint32 // syscall.S_IF* bits
+	size int64  // st_size, for a directory a measure of its listing's length
 	err  error
 }
+
+// A directory is listed once listAfter of its names have cost an lstat each, when its own size
+// says the listing is short (listMaxSize bytes: some hundreds of names). The listing costs four
+// system calls, and a tree walk or glob of the same review often needs it anyway.
+const (
+	listAfter   = 2
+	listMaxSize = 16 << 10
+)
 
 type viewLink struct {
 	target string
@@ -43,7 +57,7 @@ type viewDir struct {
 
 var views = sync.Pool{New: func() any {
 	return &View{lstats: map[string]viewStat{}, stats: map[string]viewStat{},
-		links: map[string]viewLink{}, dirs: map[string]viewDir{}}
+		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{}}
 }}
 
 // NewView returns an empty View. Release it when the review is over.
@@ -59,26 +73,92 @@ func (v *View) Release() {
 	clear(v.stats)
 	clear(v.links)
 	clear(v.dirs)
+	clear(v.asked)
 	views.Put(v)
 }
 
 // lstat returns the type bits of p's own mode (a link is not followed), or the error.
 func (v *View) lstat(p string) (uint32, error) {
-	if v != nil {
-		if s, ok := v.lstats[p]; ok {
-			return s.mode, s.err
+	if v == nil {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return 0, &fs.PathError{Op: "lstat", Path: p, Err: err}
+		}
+		return st.Mode & syscall.S_IFMT, nil
+	}
+	if s, ok := v.lstats[p]; ok {
+		return s.mode, s.err
+	}
+	s, listed := v.fromListing(p)
+	if !listed {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			s = viewStat{err: &fs.PathError{Op: "lstat", Path: p, Err: err}}
+		} else {
+			s = viewStat{mode: st.Mode & syscall.S_IFMT, size: st.Size}
 		}
 	}
-	var st syscall.Stat_t
-	err := syscall.Lstat(p, &st)
-	mode := st.Mode & syscall.S_IFMT
-	if err != nil {
-		mode, err = 0, &fs.PathError{Op: "lstat", Path: p, Err: err}
+	v.lstats[p] = s
+	return s.mode, s.err
+}
+
+// fromListing answers an lstat of p from the listing of its directory, listing it first when
+// it is small and asked about often. A name in the listing exists, with the type the listing
+// gives (the same lookup's answer, but for a directory that can be read and not searched, where
+// lstat fails and a listed link then fails to be read: an unresolvable path, which denies); a
+// name not in it does not exist. It reports false when p is to be looked at by itself.
+func (v *View) fromListing(p string) (viewStat, bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return viewStat{}, false
 	}
-	if v != nil {
-		v.lstats[p] = viewStat{mode, err}
+	dir, name := p[:i], p[i+1:]
+	if dir == "" {
+		dir = "/"
 	}
-	return mode, err
+	if name == "" || name == "." || name == ".." {
+		return viewStat{}, false
+	}
+	d, ok := v.dirs[dir]
+	if !ok {
+		if v.asked[dir]++; v.asked[dir] <= listAfter {
+			return viewStat{}, false
+		}
+		if s, seen := v.lstats[dir]; !seen || s.err != nil || s.mode != syscall.S_IFDIR || s.size > listMaxSize {
+			return viewStat{}, false
+		}
+		entries, err := v.ReadDir(dir)
+		d = viewDir{entries, err}
+	}
+	if d.err != nil {
+		return viewStat{}, false
+	}
+	k, found := slices.BinarySearchFunc(d.entries, name, func(e fs.DirEntry, name string) int {
+		return strings.Compare(e.Name(), name)
+	})
+	if !found {
+		return viewStat{err: &fs.PathError{Op: "lstat", Path: p, Err: syscall.ENOENT}}, true
+	}
+	return viewStat{mode: modeBits(d.entries[k].Type())}, true
+}
+
+// modeBits turns a DirEntry's type into syscall.S_IF* bits.
+func modeBits(t fs.FileMode) uint32 {
+	switch {
+	case t&fs.ModeDir != 0:
+		return syscall.S_IFDIR
+	case t&fs.ModeSymlink != 0:
+		return syscall.S_IFLNK
+	case t&fs.ModeNamedPipe != 0:
+		return syscall.S_IFIFO
+	case t&fs.ModeSocket != 0:
+		return syscall.S_IFSOCK
+	case t&fs.ModeCharDevice != 0:
+		return syscall.S_IFCHR
+	case t&fs.ModeDevice != 0:
+		return syscall.S_IFBLK
+	}
+	return syscall.S_IFREG
 }
 
 // stat returns the type bits of the mode of what p leads to, links followed, or the error.
@@ -100,7 +180,7 @@ func (v *View) stat(p string) (uint32, error) {
 		mode, err = 0, &fs.PathError{Op: "stat", Path: p, Err: err}
 	}
 	if v != nil {
-		v.stats[p] = viewStat{mode, err}
+		v.stats[p] = viewStat{mode: mode, err: err}
 	}
 	return mode, err
 }

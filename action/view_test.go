@@ -100,3 +100,43 @@ func TestViewIsOneReviews(t *testing.T) {
 		v.Release()
 	}
 }
+
+// TestViewListingAnswersAsLstat checks that a View that lists a directory asked about often
+// resolves every name in it, links and missing names included, exactly as lstat would.
+func TestViewListingAnswersAsLstat(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := dir + "/ws"
+	for _, d := range []string{"ws/src/sub", "elsewhere/x"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(ws+"/src/file", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, to := range map[string]string{"src/up": dir + "/elsewhere", "src/rel": "sub", "src/dangling": "nothing/here", "src/loop": "loop"} {
+		if err := os.Symlink(to, ws+"/"+link); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := action.NewResolver(ws, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := action.NewView()
+	defer v.Release()
+	names := []string{"src/a", "src/b", "src/file", "src/sub", "src/up/x/y", "src/rel/z", "src/dangling/q",
+		"src/missing/../file", "src/up/../ws", "src/sub/../up/x", "src/.hidden", "src/loop/x", "src/file/x"}
+	for round := range 2 {
+		for _, n := range names {
+			want, wantErr := r.Resolve("", n)
+			got, gotErr := r.In(v).Resolve("", n)
+			if got != want || (gotErr == nil) != (wantErr == nil) {
+				t.Errorf("round %d: %s resolves to %q, %v through a View; %q, %v without", round, n, got, gotErr, want, wantErr)
+			}
+		}
+	}
+}
