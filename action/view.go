@@ -129,6 +129,9 @@ func (v *View) fromListing(p string) (viewStat, bool) {
 		}
 		entries, err := v.ReadDir(dir)
 		d = viewDir{entries, err}
+		if len(entries) > maxKeptListing {
+			v.asked[dir] = -1 << 30 // not kept: its other names are looked at one by one
+		}
 	}
 	if d.err != nil {
 		return viewStat{}, false
@@ -205,8 +208,15 @@ func (v *View) Lstat(p string) (isDir bool, err error) {
 	return mode == syscall.S_IFDIR, err
 }
 
-// ReadDir is os.ReadDir, seen once per View: the entries sorted by name, and those read before
-// an error with it. The slice is shared: callers must not change it.
+// maxKeptListing bounds the listings a View keeps: a walk through directories of many files
+// would otherwise hold them all until the review ends, where it held one at a time. A longer
+// listing is read again if asked for again. (A directory listed to answer lookups is small:
+// listMaxSize keeps it well under this.)
+const maxKeptListing = 4096
+
+// ReadDir is os.ReadDir, seen once per View (up to maxKeptListing entries): the entries sorted
+// by name, and those read before an error with it. The slice is shared: callers must not
+// change it.
 func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 	if v != nil {
 		if d, ok := v.dirs[dir]; ok {
@@ -214,7 +224,7 @@ func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 		}
 	}
 	entries, err := os.ReadDir(dir)
-	if v != nil {
+	if v != nil && len(entries) <= maxKeptListing {
 		v.dirs[dir] = viewDir{entries, err}
 	}
 	return entries, err
