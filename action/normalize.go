@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"unicode"
@@ -95,6 +94,9 @@ type Context struct {
 	// that discovers its catalog is decided by the connector's stand-in (mcp__<id>__*), but
 	// the action, and its digest, name the tool that was called.
 	Name string
+	// View, when set, is the review's look at the file system, shared with what the reviewer
+	// looks at afterwards (the trees below recursive effects). Nil looks afresh each time.
+	View *View
 }
 
 // Normalize turns a call of tool t with args into an action. It never fails: what it cannot
@@ -111,7 +113,10 @@ func Normalize(t *policy.Tool, args map[string]any, ctx Context) *Action {
 		return a
 	}
 	a.Kind = t.Kind
-	n := normalizer{a: a, t: t, r: ctx.Resolver}
+	n := normalizer{a: a, t: t, r: ctx.Resolver, view: ctx.View}
+	if n.r != nil && ctx.View != nil {
+		n.r = n.r.In(ctx.View)
+	}
 	if n.r == nil {
 		n.problem(ProblemPath, "the session has no workspace to resolve paths against")
 		return a
@@ -171,6 +176,8 @@ type normalizer struct {
 	a *Action
 	t *policy.Tool
 	r *Resolver
+	// view is the review's look at the file system (nil: none, look afresh)
+	view *View
 }
 
 func (n *normalizer) problem(code, detail string) {
@@ -320,13 +327,12 @@ func (n *normalizer) shell() {
 // path that does not exist removes nothing below it. (mv and rm -r are reported recursive by
 // the shell analysis because an operand might be a directory.) Execute reviews again just
 // before running, so a directory made in between is seen there.
-func narrowRecursive(e Effect) Effect {
+func (n *normalizer) narrowRecursive(e Effect) Effect {
 	if !e.Recursive {
 		return e
 	}
-	var st syscall.Stat_t
-	switch err := syscall.Stat(e.Path, &st); {
-	case err == nil && st.Mode&syscall.S_IFMT != syscall.S_IFDIR:
+	switch mode, err := n.view.stat(e.Path); {
+	case err == nil && mode != syscall.S_IFDIR:
 		e.Recursive = false
 	case err != nil && e.Op == OpDelete && errors.Is(err, syscall.ENOENT):
 		e.Recursive = false
@@ -344,10 +350,10 @@ const maxGlobMatches = 1000
 // again just before running, so files created in between are seen there.
 func (n *normalizer) globEffect(e Effect) {
 	if !strings.ContainsAny(e.Path, "*?[") {
-		n.a.Effects = append(n.a.Effects, narrowRecursive(e))
+		n.a.Effects = append(n.a.Effects, n.narrowRecursive(e))
 		return
 	}
-	matches, err := filepath.Glob(e.Path)
+	matches, err := n.view.Glob(e.Path)
 	switch {
 	case err != nil || len(matches) == 0:
 		n.a.Effects = append(n.a.Effects, e)
@@ -357,7 +363,7 @@ func (n *normalizer) globEffect(e Effect) {
 	default:
 		for _, m := range matches {
 			if real, ok := n.resolve("", m); ok {
-				n.a.Effects = append(n.a.Effects, narrowRecursive(Effect{Op: e.Op, Path: real, Recursive: e.Recursive, Listing: e.Listing}))
+				n.a.Effects = append(n.a.Effects, n.narrowRecursive(Effect{Op: e.Op, Path: real, Recursive: e.Recursive, Listing: e.Listing}))
 			}
 		}
 	}

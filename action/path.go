@@ -3,7 +3,6 @@ package action
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -23,13 +22,23 @@ var ErrUnresolvable = errors.New("path cannot be resolved")
 // rule. BURROW resolves lexically only; a link inside the workspace pointing at /etc would be
 // judged as the workspace path.
 //
-// A Resolver reads the file system (lstat and readlink) and is safe for concurrent use.
+// A Resolver reads the file system (lstat and readlink) and is safe for concurrent use; one
+// returned by In is not, as its View is not.
 type Resolver struct {
 	// Root is the base of relative paths (the session's workspace). It must be absolute and
 	// its own real path (see NewResolver): resolving starts there rather than at /.
 	Root string
 	// Home is what ~ and ~/ stand for.
 	Home string
+
+	view *View
+}
+
+// In returns a copy of r that looks at the file system through v, for one review.
+func (r *Resolver) In(v *View) *Resolver {
+	c := *r
+	c.view = v
+	return &c
 }
 
 // Resolve returns the real absolute path of p, relative to base (or to Root when base is
@@ -54,11 +63,14 @@ func (r *Resolver) Resolve(base, p string) (string, error) {
 		}
 		p = base + "/" + p
 	}
-	if r.Root != "" && r.Root != "/" && strings.HasPrefix(p, r.Root+"/") {
+	if r.Root != "" && r.Root != "/" && strings.HasPrefix(p, r.Root) && (len(p) == len(r.Root) || p[len(r.Root)] == '/') {
 		// The root is real already: walk only what lies below it.
-		return realFrom(r.Root, p[len(r.Root):], p)
+		return r.view.realFrom(r.Root, p[len(r.Root):], p)
 	}
-	return Real(p)
+	if !filepath.IsAbs(p) {
+		return "", fmt.Errorf("%w: %s is not absolute", ErrUnresolvable, p)
+	}
+	return r.view.realFrom("/", p, p)
 }
 
 // NewResolver returns a Resolver for a workspace, which must exist.
@@ -81,12 +93,12 @@ func Real(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", fmt.Errorf("%w: %s is not absolute", ErrUnresolvable, p)
 	}
-	return realFrom("/", p, p)
+	return (*View)(nil).realFrom("/", p, p)
 }
 
-// realFrom resolves rest below start, an existing real directory; p is the whole path, for
-// messages.
-func realFrom(start, rest, p string) (string, error) {
+// realFrom resolves rest below start, an existing real directory, looking through v; p is
+// the whole path, for messages.
+func (v *View) realFrom(start, rest, p string) (string, error) {
 	cur := start
 	links := 0
 	exists := true // whether cur exists: below a missing directory nothing can be a link
@@ -100,8 +112,8 @@ func realFrom(start, rest, p string) (string, error) {
 			cur = filepath.Dir(cur)
 			if !exists {
 				// The parent of a missing path may exist again; look at it afresh.
-				var st syscall.Stat_t
-				exists = syscall.Lstat(cur, &st) == nil
+				_, err := v.lstat(cur)
+				exists = err == nil
 			}
 			continue
 		}
@@ -110,15 +122,15 @@ func realFrom(start, rest, p string) (string, error) {
 			cur = next
 			continue
 		}
-		var st syscall.Stat_t
-		if err := syscall.Lstat(next, &st); err != nil {
+		mode, err := v.lstat(next)
+		if err != nil {
 			// Missing (or unreadable): the rest is lexical, except that a later ".." can come
 			// back to a directory that exists.
 			exists = false
 			cur = next
 			continue
 		}
-		if st.Mode&syscall.S_IFMT != syscall.S_IFLNK {
+		if mode != syscall.S_IFLNK {
 			cur = next
 			continue
 		}
@@ -126,7 +138,7 @@ func realFrom(start, rest, p string) (string, error) {
 		if links > maxLinks {
 			return "", fmt.Errorf("%w: %s: more than %d symbolic links (a loop?)", ErrUnresolvable, p, maxLinks)
 		}
-		target, err := os.Readlink(next)
+		target, err := v.readlink(next)
 		if err != nil {
 			return "", fmt.Errorf("%w: %s: %v", ErrUnresolvable, next, err)
 		}

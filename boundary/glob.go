@@ -230,6 +230,10 @@ type treeGlob struct {
 	// match (fail closed).
 	structured bool
 	alts       []cutAlt
+	// anywhere is set when an alternative starts with "**/" (or is "**"): its part before the
+	// first cut, "**", matches every directory, so the glob could match below any path whose
+	// lead fits. Found once here, it spares the matching on every recursive check.
+	anywhere bool
 }
 
 type cutAlt struct {
@@ -262,6 +266,9 @@ func newTreeGlob(p string) *treeGlob {
 			}
 		}
 		tg.alts = append(tg.alts, ca)
+		if a == "**" || len(ca.cuts) > 0 && ca.cuts[0] == 2 && a[:2] == "**" {
+			tg.anywhere = true
+		}
 	}
 	tg.structured = true
 	return tg
@@ -274,10 +281,10 @@ func (tg *treeGlob) couldMatchUnder(p, path, dir string) bool {
 	if !strings.HasPrefix(dir, tg.lead) && !hasPrefixSlash(tg.lead, dir) {
 		return false
 	}
-	if m, _ := doublestar.Match(p, path); m {
+	if tg.anywhere || !tg.structured {
 		return true
 	}
-	if !tg.structured {
+	if m, _ := doublestar.Match(p, path); m {
 		return true
 	}
 	// A path dir/rest matches an alternative only if the part before some top-level "/"

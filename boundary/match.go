@@ -25,10 +25,29 @@ func (s *Set) CheckPath(op action.Op, path string, recursive bool, hits []Hit) [
 	if s.invalid != nil {
 		return append(hits, Hit{&s.blockAll, path})
 	}
+	start := len(hits)
+	return s.finish(s.collect(op, path, recursive, hits), start)
+}
+
+// MayBlock reports whether CheckPath would append a hit, without the hits' order: for a
+// caller that looks closer when some rule could block (a recursive effect whose tree it
+// walks), so that the common answer costs no sorting. scratch is reused for the search and
+// returned for the next call.
+func (s *Set) MayBlock(op action.Op, path string, recursive bool, scratch []Hit) (bool, []Hit) {
+	if s == nil || !s.built || s.invalid != nil {
+		return true, scratch
+	}
+	scratch = s.collect(op, path, recursive, scratch[:0])
+	found := len(scratch) > 0
+	clear(scratch)
+	return found, scratch[:0]
+}
+
+// collect appends the hits of a path check, unordered and perhaps repeated.
+func (s *Set) collect(op action.Op, path string, recursive bool, hits []Hit) []Hit {
 	if !isClean(path) {
 		path = filepath.Clean(path)
 	}
-	start := len(hits)
 	slot := opSlot(op)
 	for i, ix := range s.paths {
 		if ix == nil || slot >= 0 && i != slot {
@@ -40,7 +59,7 @@ func (s *Set) CheckPath(op action.Op, path string, recursive bool, hits []Hit) [
 			hits = ix.check(path, hits)
 		}
 	}
-	return s.finish(hits, start)
+	return hits
 }
 
 // CheckCommand appends to hits every enabled command rule that matches the raw command text

@@ -651,6 +651,10 @@ func TestIndexAgreesWithNaive(t *testing.T) {
 						t.Fatalf("round %d: CheckPath(%s, %q, recursive=%v) = %v, naive %v\nrules: %s",
 							round, op, p, rec, got, want, describe(d))
 					}
+					if may, _ := s.MayBlock(op, p, rec, nil); may != (len(want) > 0) {
+						t.Fatalf("round %d: MayBlock(%s, %q, recursive=%v) = %v, naive %v\nrules: %s",
+							round, op, p, rec, may, want, describe(d))
+					}
 				}
 			}
 		}

@@ -124,9 +124,11 @@ func BenchmarkReview(b *testing.B) {
 			}
 			b.Run(fmt.Sprintf("%s/rules=%d", c.name, n), func(b *testing.B) {
 				b.ReportAllocs()
+				stop := cpuTimer(b)
 				for b.Loop() {
 					rv.Review(s, c.tool, c.args)
 				}
+				stop()
 			})
 		}
 	}

@@ -134,7 +134,9 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 	if args == nil {
 		args = map[string]any{}
 	}
-	ctx := action.Context{Resolver: s.Paths}
+	view := action.NewView()
+	defer view.Release()
+	ctx := action.Context{Resolver: s.Paths, View: view}
 	if t.Name != tool {
 		ctx.Name = tool // a discovered connector tool, decided by its stand-in
 	}
@@ -157,7 +159,7 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 	if !s.Unconfined {
 		checkWorkspace(&v, s.Paths, a)
 	}
-	checkBoundaries(&v, s.Boundaries, a)
+	checkBoundaries(&v, s.Boundaries, view, a)
 	for _, u := range a.Unknowns {
 		detail := u.What
 		if u.Text != "" {
@@ -256,7 +258,7 @@ func checkWorkspace(v *Verdict, paths *action.Resolver, a *action.Action) {
 	}
 }
 
-func checkBoundaries(v *Verdict, set *boundary.Set, a *action.Action) {
+func checkBoundaries(v *Verdict, set *boundary.Set, view *action.View, a *action.Action) {
 	if set == nil {
 		return
 	}
@@ -267,9 +269,15 @@ func checkBoundaries(v *Verdict, set *boundary.Set, a *action.Action) {
 	}
 	var hits []boundary.Hit
 	for _, e := range a.Effects {
-		hits = set.CheckPath(e.Op, e.Path, e.Recursive, hits[:0])
-		if e.Recursive && len(hits) > 0 {
-			if below, ok := narrowTree(set, e); ok {
+		if e.Recursive {
+			// A recursive effect that some rule could block below (most meet a glob such as
+			// "**/x.env") is judged on what is really below it; the rules' answer on the path
+			// alone, sorted, is needed only where the tree cannot be seen.
+			var may bool
+			if may, hits = set.MayBlock(e.Op, e.Path, true, hits); !may {
+				continue
+			}
+			if below, ok := narrowTree(set, view, e); ok {
 				for _, h := range below {
 					what := fmt.Sprintf("%s %s", e.Op, h.path)
 					if h.path != e.Path {
@@ -280,6 +288,7 @@ func checkBoundaries(v *Verdict, set *boundary.Set, a *action.Action) {
 				continue
 			}
 		}
+		hits = set.CheckPath(e.Op, e.Path, e.Recursive, hits[:0])
 		for _, h := range hits {
 			v.block(hardBlock(h, fmt.Sprintf("%s %s", e.Op, e.Path)))
 		}

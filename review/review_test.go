@@ -454,6 +454,34 @@ func TestExecuteReviewsAgain(t *testing.T) {
 	}
 }
 
+func TestEachReviewLooksAfresh(t *testing.T) {
+	// A review looks at each path once and remembers it for that review only: a link swapped
+	// between two reviews of the same command, in a name the command's glob and tree walk list,
+	// is seen by the second.
+	f := newFixture(t)
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	if err := os.MkdirAll(f.ws+"/out", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(f.ws+"/out", f.ws+"/dest"); err != nil {
+		t.Fatal(err)
+	}
+	args := map[string]any{"command": "cat dest/token; ls dest/*; grep -r x ."}
+	if v := r.Review(s, "shell_exec", args); v.Decision != verdict.Allow {
+		t.Fatalf("first review: %s", v.Summary())
+	}
+	if err := os.Remove(f.ws + "/dest"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(f.secret, f.ws+"/dest"); err != nil {
+		t.Fatal(err)
+	}
+	if v := r.Review(s, "shell_exec", args); v.Decision != verdict.Deny || !slices.Contains(v.Rules, "secret") {
+		t.Fatalf("second review, after the swap: %s %v; want a deny by the rule secret", v.Summary(), v.Rules)
+	}
+}
+
 func TestZeroVerdictDenies(t *testing.T) {
 	var v review.Verdict
 	if v.Decision != verdict.Deny {

@@ -3,7 +3,6 @@ package review
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -30,9 +29,10 @@ type treeHit struct {
 
 // narrowTree returns the hits of a recursive effect on what is really below it, and true; or
 // false when the tree cannot be seen in full, and the conservative hits stand. A read or a
-// delete acts on the tree at Path (a listing on its directories only); a write acts on the names of the tree at From (a copy, or
-// a change in place), placed below Path; a write whose names are not known is not narrowed.
-func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
+// delete acts on the tree at Path (a listing on its directories only); a write acts on the
+// names of the tree at From (a copy, or a change in place), placed below Path; a write whose
+// names are not known is not narrowed. The tree is looked at through view, the review's own.
+func narrowTree(set *boundary.Set, view *action.View, e action.Effect) ([]treeHit, bool) {
 	root := e.Path
 	switch e.Op {
 	case action.OpRead, action.OpDelete:
@@ -44,7 +44,7 @@ func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 	default:
 		return nil, false
 	}
-	info, err := os.Lstat(root)
+	isDir, err := view.Lstat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && e.Op == action.OpRead && e.From == "":
 		// Nothing is there to read. A tree the command makes there first is made by effects
@@ -67,59 +67,78 @@ func narrowTree(set *boundary.Set, e action.Effect) ([]treeHit, bool) {
 	case err != nil:
 		return nil, false
 	}
-	var out []treeHit
-	seen := map[string]bool{}
-	add := func(hits []boundary.Hit, p string) {
-		for _, h := range hits {
-			if !seen[h.Rule.ID] {
-				seen[h.Rule.ID] = true
-				out = append(out, treeHit{h, p})
-			}
+	t := treeWalk{set: set, view: view, e: e, seen: map[string]bool{}}
+	t.add(set.CheckPath(e.Op, e.Path, false, nil), e.Path)
+	if !isDir {
+		return t.out, true // a file (or a link, copied or moved as one) has nothing below it
+	}
+	t.deadline = time.Now().Add(maxTreeTime)
+	if err := t.dir(root, e.Path); err != nil {
+		return nil, false
+	}
+	return t.out, true
+}
+
+// treeWalk is one walk of the tree below a recursive effect, in lexical order, as
+// filepath.WalkDir would take it.
+type treeWalk struct {
+	set      *boundary.Set
+	view     *action.View
+	e        action.Effect
+	deadline time.Time
+	n        int
+	seen     map[string]bool
+	out      []treeHit
+	hits     []boundary.Hit
+}
+
+var errBound = errors.New("the tree is larger than the walk's bound")
+
+func (t *treeWalk) add(hits []boundary.Hit, p string) {
+	for _, h := range hits {
+		if !t.seen[h.Rule.ID] {
+			t.seen[h.Rule.ID] = true
+			t.out = append(t.out, treeHit{h, p})
 		}
 	}
-	add(set.CheckPath(e.Op, e.Path, false, nil), e.Path)
-	if !info.IsDir() {
-		return out, true // a file (or a link, copied or moved as one) has nothing below it
+}
+
+// dir checks what is in the directory p, whose place in the effect's tree is target.
+func (t *treeWalk) dir(p, target string) error {
+	entries, err := t.view.ReadDir(p)
+	if err != nil {
+		return err // a part that cannot be read cannot be judged
 	}
-	deadline := time.Now().Add(maxTreeTime)
-	n := 0
-	errBound := errors.New("bound")
-	var hits []boundary.Hit
-	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err // a part that cannot be read cannot be judged
+	for _, d := range entries {
+		if err := t.entry(filepath.Join(p, d.Name()), filepath.Join(target, d.Name()), d); err != nil {
+			return err
 		}
-		if p == root {
-			return nil
-		}
-		if e.Listing && !d.IsDir() {
-			// A listing reads directories and names the files in them: a file is neither
-			// checked nor counted, so a tree of many files in few directories is seen whole.
-			return nil
-		}
-		if n++; n > maxTreeEntries || n%64 == 0 && time.Now().After(deadline) {
-			return errBound
-		}
-		rel, err := filepath.Rel(root, p)
+	}
+	return nil
+}
+
+func (t *treeWalk) entry(p, target string, d fs.DirEntry) error {
+	if t.e.Listing && !d.IsDir() {
+		// A listing reads directories and names the files in them: a file is neither
+		// checked nor counted, so a tree of many files in few directories is seen whole.
+		return nil
+	}
+	if t.n++; t.n > maxTreeEntries || t.n%64 == 0 && time.Now().After(t.deadline) {
+		return errBound
+	}
+	t.hits = t.set.CheckPath(t.e.Op, target, false, t.hits[:0])
+	t.add(t.hits, target)
+	if d.Type()&fs.ModeSymlink != 0 && t.e.Op == action.OpRead {
+		// a program that follows links (grep -R, cp -L) reads what the link reaches
+		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return err
 		}
-		target := filepath.Join(e.Path, rel)
-		hits = set.CheckPath(e.Op, target, false, hits[:0])
-		add(hits, target)
-		if d.Type()&fs.ModeSymlink != 0 && e.Op == action.OpRead {
-			// a program that follows links (grep -R, cp -L) reads what the link reaches
-			if real, err := filepath.EvalSymlinks(p); err == nil {
-				hits = set.CheckPath(e.Op, real, true, hits[:0])
-				add(hits, real)
-			} else {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, false
+		t.hits = t.set.CheckPath(t.e.Op, real, true, t.hits[:0])
+		t.add(t.hits, real)
 	}
-	return out, true
+	if d.IsDir() {
+		return t.dir(p, target)
+	}
+	return nil
 }
