@@ -156,4 +156,3 @@ func (db *DB) Recover(ctx context.Context, r instance.Recovery) (*instance.Recov
 	}
 	return got, nil
 }
-
