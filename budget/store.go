@@ -142,8 +142,9 @@ type Store interface {
 	// Release gives a reservation back (the call did not run); ErrNotReserved likewise.
 	Release(ctx context.Context, id string, at time.Time) error
 	// RecoverReservations settles, at the amount reserved, every reservation still open that
-	// was made before the given time: after a crash nobody knows whether those calls ran, so
-	// they count as spent, never as free. It returns how many it settled.
+	// was made before the given time, whoever holds it, and returns how many it settled.
+	// warden serve no longer calls it: instance.Store.Recover frees only what dead instances
+	// held, and releases the reservations of calls that never had a decision to run.
 	RecoverReservations(ctx context.Context, before, at time.Time) (int, error)
 
 	// Turn counts one more model turn; ErrTurns (and no count) when the run has MaxTurns
