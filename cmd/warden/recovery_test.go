@@ -16,7 +16,9 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
@@ -224,4 +226,86 @@ func TestRecoveryAfterKillPostgres(t *testing.T) {
 		}
 		return events
 	})
+}
+
+// TestSIGTERMLeavesNoCardPending: a call parked on a card when warden serve is told to stop
+// leaves no pending card behind (before instances, the card stayed pending, and an answer
+// after a restart said "allowed" and ran nothing); its expiry is on record.
+func TestSIGTERMLeavesNoCardPending(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "w.db")
+	s := startServe(t, "--db", db, "--workspaces", filepath.Join(t.TempDir(), "ws"), "--heartbeat", "100ms", "--client-token=true")
+	bearer := regexp.MustCompile(`Bearer (wdn_\S+)`)
+	var m []string
+	for deadline := time.Now().Add(time.Minute); m == nil; m = bearer.FindStringSubmatch(s.out.String()) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no client token printed:\n%s", s.out.String())
+		}
+		time.Sleep(10 * time.Millisecond) // polling the output, which follows the listening line
+	}
+	c := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	tr := &mcp.StreamableClientTransport{Endpoint: s.base + "/mcp",
+		HTTPClient: &http.Client{Transport: bearerTransport{m[1], http.DefaultTransport}}}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cs, err := c.Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	go func() {
+		// Ends with an error when the server stops: it is the card that matters here.
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "sandbox_allow_host",
+			Arguments: map[string]any{"host": "example.org", "reason": "the test parks a card"}})
+	}()
+
+	store, err := sqlite.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	pending := func() int {
+		cards, err := store.Cards(context.Background(), approval.CardFilter{State: approval.Pending})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(cards)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for pending() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no card was parked within a minute:\n%s", s.out.String())
+		}
+		time.Sleep(20 * time.Millisecond) // polling the store, not waiting for it
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = s.cmd.Wait() // a call still in flight may make the shutdown report its timeout
+	if n := pending(); n != 0 {
+		t.Errorf("%d cards pending after SIGTERM, want none:\n%s", n, s.out.String())
+	}
+	events, err := store.Query(context.Background(), audit.Filter{Kind: audit.KindApproval})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var canceled int
+	for _, e := range events {
+		if e.Decision == "deny" && e.Channel == string(approval.ChannelCanceled) && len(e.Blockers) > 0 && e.Blockers[0].Code == "approval_canceled" {
+			canceled++
+		}
+	}
+	if canceled != 1 {
+		t.Errorf("%d approval_canceled events, want 1: %+v", canceled, events)
+	}
+}
+
+type bearerTransport struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
