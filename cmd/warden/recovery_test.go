@@ -24,12 +24,24 @@ import (
 	"github.com/wardenhq/warden/store/sqlite"
 )
 
+// binDir holds the binary the end-to-end tests build; TestMain removes it.
+var binDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // buildWarden builds the real binary once per test run.
 var buildWarden = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "warden-bin-")
 	if err != nil {
 		return "", err
 	}
+	binDir = dir
 	bin := filepath.Join(dir, "warden")
 	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
 	if err != nil {
