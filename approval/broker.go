@@ -42,6 +42,7 @@ type Broker struct {
 	clock   clock.Clock
 	timeout time.Duration
 	onCard  func(*Card)
+	inst    string
 }
 
 // Options configures a Broker.
@@ -54,6 +55,9 @@ type Options struct {
 	// OnCard, if set, is told of every card created (to notify people) and of every card
 	// leaving pending.
 	OnCard func(*Card)
+	// Instance is this process's instance id, recorded on every card (Card.Instance) so that
+	// recovery expires the cards of a process that died; "" records none.
+	Instance string
 }
 
 // NewBroker returns a broker.
@@ -61,7 +65,7 @@ func NewBroker(o Options) *Broker {
 	if o.Clock == nil {
 		o.Clock = clock.Real{}
 	}
-	return &Broker{store: o.Store, clock: o.Clock, timeout: o.Timeout, onCard: o.OnCard}
+	return &Broker{store: o.Store, clock: o.Clock, timeout: o.Timeout, onCard: o.OnCard, inst: o.Instance}
 }
 
 // Decide asks a person about a call and waits for the answer, the deadline, or ctx. A saved
@@ -80,7 +84,7 @@ func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
 	c := &Card{
 		ID: newID(), Tenant: req.Tenant, Session: req.Session, Principal: req.Principal,
 		Tool: req.Tool, Digest: req.Digest, PolicyRevision: req.PolicyRevision,
-		Args: req.Args, Reason: req.Reason, State: Pending, Created: now, Deadline: now.Add(b.timeout),
+		Args: req.Args, Reason: req.Reason, State: Pending, Instance: b.inst, Created: now, Deadline: now.Add(b.timeout),
 	}
 	if err := b.store.CreateCard(ctx, c); err != nil {
 		return Outcome{}, fmt.Errorf("create card: %w", err)

@@ -79,7 +79,10 @@ type Card struct {
 	Approver string
 	// Channel is how the card left pending; empty while it is pending, and on cards stored
 	// before Warden recorded it.
-	Channel  Channel
+	Channel Channel
+	// Instance is the process (instance.Instance) whose call waits on the card: when it dies,
+	// recovery expires the card. "" for cards of an embedder without one.
+	Instance string
 	Created  time.Time
 	Deadline time.Time
 	Answered time.Time

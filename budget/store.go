@@ -42,6 +42,9 @@ type Run struct {
 	// BudgetUsd is the run's model dollar budget (0: none); MaxTurns its turns (0: none).
 	BudgetUsd float64
 	MaxTurns  int
+	// Instance is the process (instance.Instance) that holds the run; "" for a run started by
+	// an embedder without one, which recovery never ends.
+	Instance string
 }
 
 // ReservationState is where a reservation is in its life.
@@ -59,6 +62,10 @@ type Reservation struct {
 	ID        string
 	Run       string
 	Connector string
+	// Call is the id of the call the reservation is for (the call_id of its audit events):
+	// recovery looks there for the call's decision to run. "" on reservations made before
+	// Warden recorded it, which recovery settles.
+	Call string
 	// Amount is what was reserved; Actual what was settled.
 	Amount  float64
 	Actual  float64
@@ -114,10 +121,11 @@ type Store interface {
 	// StartRun records a live run (its ID set by the caller). Atomically with every other
 	// StartRun, it is refused with ErrDayAllowance when, for one of its allowances, the tenant's
 	// runs of the same day on that connector (ended runs at what they recorded: settled plus any
-	// reservation still open, or their whole per-run figure if they recorded nothing; live runs at
-	// their whole per-run figure) plus this run's per-run figure exceed this run's per-day figure; with ErrConcurrentRuns when the profile already has MaxConcurrent live runs
-	// in the tenant; and with ErrMonthlyCap when monthlyCapUsd > 0 and the tenant's model spend
-	// in month ("2006-01") has reached it.
+	// reservation still open, nothing if they recorded nothing; live runs at their whole per-run
+	// figure, which they may yet spend) plus this run's per-run figure exceed this run's per-day
+	// figure; with ErrConcurrentRuns when the profile already has MaxConcurrent live runs in the
+	// tenant; and with ErrMonthlyCap when monthlyCapUsd > 0 and the tenant's model spend in month
+	// ("2006-01") has reached it.
 	StartRun(ctx context.Context, r *Run, monthlyCapUsd float64, month string) error
 	// EndRun marks a run ended; ErrRunEnded if it was not live.
 	EndRun(ctx context.Context, id string, at time.Time) error
@@ -134,8 +142,9 @@ type Store interface {
 	// Release gives a reservation back (the call did not run); ErrNotReserved likewise.
 	Release(ctx context.Context, id string, at time.Time) error
 	// RecoverReservations settles, at the amount reserved, every reservation still open that
-	// was made before the given time: after a crash nobody knows whether those calls ran, so
-	// they count as spent, never as free. It returns how many it settled.
+	// was made before the given time, whoever holds it, and returns how many it settled.
+	// warden serve no longer calls it: instance.Store.Recover frees only what dead instances
+	// held, and releases the reservations of calls that never had a decision to run.
 	RecoverReservations(ctx context.Context, before, at time.Time) (int, error)
 
 	// Turn counts one more model turn; ErrTurns (and no count) when the run has MaxTurns

@@ -17,6 +17,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/clock"
 	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
 	"github.com/wardenhq/warden/store/sqlite"
@@ -55,6 +56,9 @@ const (
 	crashRuns    = 4
 	crashWorkers = 8 // per run
 )
+
+// crashInstance is the child's instance.
+const crashInstance = "i-crash-child"
 
 func TestMain(m *testing.M) {
 	if db := os.Getenv("WARDEN_CRASH_DB"); db != "" {
@@ -111,7 +115,11 @@ func crashChild(dbPath, marks string) {
 	if err != nil {
 		die(err)
 	}
-	g, err := gate.New(gate.Options{Reviewer: rv, Broker: approval.NewBroker(approval.Options{Store: db}), Ledger: db, Log: db, Clock: clock.Real{}})
+	if _, err := db.Beat(ctx, &instance.Instance{ID: crashInstance, Started: time.Now(), Heartbeat: time.Now()}); err != nil {
+		die(err)
+	}
+	g, err := gate.New(gate.Options{Reviewer: rv, Broker: approval.NewBroker(approval.Options{Store: db, Instance: crashInstance}),
+		Ledger: db, Log: db, Clock: clock.Real{}, Instance: crashInstance})
 	if err != nil {
 		die(err)
 	}
@@ -184,13 +192,19 @@ func TestCrashRecovery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
+	// The child is dead; a recovery that takes every instance silent until now for dead frees
+	// what it held.
 	now := time.Now()
-	recovered, err := db.RecoverReservations(ctx, now, now)
+	rec := instance.Recovery{Self: "i-crash-test", StaleBefore: now.Add(time.Nanosecond), At: now}
+	recovered, err := db.Recover(ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again, err := db.RecoverReservations(ctx, now, now); err != nil || again != 0 {
-		t.Fatalf("a second recovery settled %d more (%v): a reservation was counted twice", again, err)
+	if len(recovered.Runs) != crashRuns || fmt.Sprint(recovered.Instances) != "["+crashInstance+"]" {
+		t.Errorf("recovery ended %d runs and forgot %v; want %d and the child", len(recovered.Runs), recovered.Instances, crashRuns)
+	}
+	if again, err := db.Recover(ctx, rec); err != nil || !again.Empty() {
+		t.Fatalf("a second recovery freed %+v more (%v): a row was freed twice", again, err)
 	}
 
 	// Every executed call was recorded before it ran.
@@ -215,8 +229,9 @@ func TestCrashRecovery(t *testing.T) {
 		}
 	}
 
-	// The ledger: nothing left reserved; what was settled is every allowed call, plus at most
-	// the calls that had reserved but not yet recorded when the process died.
+	// The ledger: nothing left reserved; what was settled is exactly every allowed call (1
+	// credit each): the calls that had reserved but not yet recorded their decision when the
+	// process died cannot have run, and are released.
 	var settled float64
 	for i := range crashRuns {
 		st, err := db.RunStatus(ctx, fmt.Sprintf("crash-%d", i))
@@ -233,13 +248,12 @@ func TestCrashRecovery(t *testing.T) {
 			settled += sp.Settled
 		}
 	}
-	inflight := float64(crashRuns * crashWorkers)
-	if settled < float64(len(allowed)) || settled > float64(len(allowed))+inflight {
-		t.Errorf("settled %v credits for %d allowed calls (recovered %d); want between %d and %d",
-			settled, len(allowed), recovered, len(allowed), len(allowed)+int(inflight))
+	if settled != float64(len(allowed)) {
+		t.Errorf("settled %v credits for %d allowed calls (recovery settled %d, released %d); want one each",
+			settled, len(allowed), recovered.Settled, recovered.Released)
 	}
-	t.Logf("killed after %d executed calls; %d allowed decisions on record; %v credits settled, %d recovered at restart",
-		len(executed), len(allowed), settled, recovered)
+	t.Logf("killed after %d executed calls; %d allowed decisions on record; %v credits settled; at restart %d settled, %d released",
+		len(executed), len(allowed), settled, recovered.Settled, recovered.Released)
 }
 
 func countLines(t *testing.T, path string) int { return len(readLines(t, path)) }

@@ -51,6 +51,7 @@ type Gate struct {
 	clock    clock.Clock
 	redact   func(map[string]any) []byte
 	outcomes *outcomeWriter
+	instance string
 }
 
 // Options configures a Gate. Reviewer, Broker, Ledger and Log are required.
@@ -67,6 +68,10 @@ type Options struct {
 	// Logger reports what cannot be returned to a caller (an outcome that could not be
 	// recorded); the default is slog's.
 	Logger *slog.Logger
+	// Instance is this process's instance id, recorded on every run the gate starts
+	// (budget.Run.Instance) so that recovery ends the runs of a process that died; "" records
+	// none.
+	Instance string
 }
 
 // New returns a Gate.
@@ -90,7 +95,7 @@ func New(o Options) (*Gate, error) {
 		o.Logger = slog.Default()
 	}
 	return &Gate{reviewer: o.Reviewer, broker: o.Broker, ledger: o.Ledger, log: o.Log, clock: o.Clock, redact: o.Redact,
-		outcomes: newOutcomeWriter(o.Log, o.Logger)}, nil
+		outcomes: newOutcomeWriter(o.Log, o.Logger), instance: o.Instance}, nil
 }
 
 // Sync waits until the outcomes of every call that has returned are in the audit trail.
@@ -215,7 +220,7 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 	// Hold the money, within the run's allowance.
 	var res *budget.Reservation
 	if spend != nil && s.Run != nil {
-		res = &budget.Reservation{ID: newID(), Run: s.Run.ID, Connector: spend.Connector, Amount: spend.Amount, Created: g.clock.Now()}
+		res = &budget.Reservation{ID: newID(), Run: s.Run.ID, Call: out.CallID, Connector: spend.Connector, Amount: spend.Amount, Created: g.clock.Now()}
 		if err := g.ledger.Reserve(ctx, res); err != nil {
 			code, detail := verdict.RunAllowance, fmt.Sprintf("%g %s would take run %s above its allowance for %s", spend.Amount, spend.Unit, s.Run.ID, spend.Connector)
 			if !errors.Is(err, budget.ErrRunAllowance) {

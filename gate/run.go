@@ -47,6 +47,9 @@ func (g *Gate) StartRun(ctx context.Context, s *Session) error {
 	}
 	sf := s.Review.Surface
 	now := g.clock.Now()
+	if s.Run.Instance == "" {
+		s.Run.Instance = g.instance
+	}
 	e := audit.Event{Time: now, Kind: audit.KindRun, Tenant: s.Run.Tenant, Session: s.Review.ID,
 		Principal: s.Principal, Role: sf.Role().ID, Profile: s.Run.Profile, Run: s.Run.ID,
 		PolicyRevision: sf.Policy().Revision, Decision: verdict.Allow.String(), Outcome: "started"}

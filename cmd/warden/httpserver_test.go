@@ -60,7 +60,7 @@ func newBoundedServer(t *testing.T, b httpBounds) *boundedServer {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, logger, func(o *gateway.Options) { o.Bounds = b.gateway() })
+	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, logger, "", func(o *gateway.Options) { o.Bounds = b.gateway() })
 	if err != nil {
 		t.Fatal(err)
 	}

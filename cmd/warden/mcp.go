@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -53,7 +54,12 @@ store. Logs go to standard error.`,
 				return err
 			}
 			defer db.Close()
-			st, err := newStack(p, db, o.workspaces, sb, logger)
+			keeper, err := o.store.keep(ctx, db, logger)
+			if err != nil {
+				return err
+			}
+			defer closeKeeper(context.WithoutCancel(ctx), keeper, logger)
+			st, err := newStack(p, db, o.workspaces, sb, logger, keeper.ID())
 			if err != nil {
 				return err
 			}

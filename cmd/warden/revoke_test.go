@@ -29,7 +29,7 @@ func TestRevokeThroughTheServersStoreReachesTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -136,17 +136,17 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	defer db.Close()
 
 	started := time.Now()
-	// Reservations left open by a previous process that died: nobody knows whether those calls
-	// ran, so they count as spent.
-	if n, err := db.RecoverReservations(ctx, started, started); err != nil {
-		return fmt.Errorf("recover open reservations: %w", err)
-	} else if n > 0 {
-		logger.Warn("settled reservations left open by a previous run at what they reserved", "count", n)
+	// What processes that stopped without saying so left held (runs, cards, reservations) is
+	// freed now and on every heartbeat; closed last, this one's own is freed at once.
+	keeper, err := o.store.keep(ctx, db, logger)
+	if err != nil {
+		return err
 	}
+	defer closeKeeper(context.WithoutCancel(ctx), keeper, logger)
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}
-	st, err := newStack(p, db, o.workspaces, sb, logger, o.sessions.apply, func(g *gateway.Options) { g.Bounds = o.bounds.gateway() })
+	st, err := newStack(p, db, o.workspaces, sb, logger, keeper.ID(), o.sessions.apply, func(g *gateway.Options) { g.Bounds = o.bounds.gateway() })
 	if err != nil {
 		return err
 	}
@@ -221,7 +221,9 @@ type stack struct {
 	workspaces string
 }
 
-func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger, tune ...func(*gateway.Options)) (*stack, error) {
+// instanceID is this process's instance (instance.Keeper.ID), recorded on its runs and cards;
+// tune changes the gateway's options before it starts.
+func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger, instanceID string, tune ...func(*gateway.Options)) (*stack, error) {
 	env := p.Env(os.LookupEnv)
 	reviewer, err := review.New(review.Options{})
 	if err != nil {
@@ -229,14 +231,15 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	}
 	st := &stack{env: env}
 	var gw atomic.Pointer[gateway.Gateway]
-	st.broker = approval.NewBroker(approval.Options{Store: db,
+	st.broker = approval.NewBroker(approval.Options{Store: db, Instance: instanceID,
 		Timeout: time.Duration(env.ApprovalTimeoutMS()) * time.Millisecond,
 		OnCard: func(c *approval.Card) {
 			if g := gw.Load(); g != nil {
 				g.OnCard(c)
 			}
 		}})
-	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger}); err != nil {
+	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger,
+		Instance: instanceID}); err != nil {
 		return nil, err
 	}
 	gwo := gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,

@@ -13,7 +13,7 @@ import (
 )
 
 const cardColumns = `id, tenant, session, principal, tool, digest, policy_revision, args, reason,
-	state, answer, approver, created, created_ns, deadline, deadline_ns, answered, answered_ns, channel`
+	state, answer, approver, created, created_ns, deadline, deadline_ns, answered, answered_ns, channel, instance`
 
 func scanCard(row pgx.Row) (*approval.Card, error) {
 	var (
@@ -26,7 +26,7 @@ func scanCard(row pgx.Row) (*approval.Card, error) {
 		cns, dns, ans     int16
 	)
 	err := row.Scan(&c.ID, &c.Tenant, &c.Session, &c.Principal, &c.Tool, &c.Digest, &c.PolicyRevision,
-		&args, &c.Reason, &state, &answer, &c.Approver, &created, &cns, &deadline, &dns, &answered, &ans, &channel)
+		&args, &c.Reason, &state, &answer, &c.Approver, &created, &cns, &deadline, &dns, &answered, &ans, &channel, &c.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -55,9 +55,9 @@ func (db *DB) CreateCard(ctx context.Context, c *approval.Card) error {
 	deadline, dns := ts(c.Deadline)
 	answered, ans := tsNull(c.Answered)
 	_, err := db.pool.Exec(ctx, `INSERT INTO cards (`+cardColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'pending', $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		c.ID, c.Tenant, c.Session, c.Principal, c.Tool, c.Digest, c.PolicyRevision, args, c.Reason,
-		string(c.Answer), c.Approver, created, cns, deadline, dns, answered, ans, string(c.Channel))
+		string(c.Answer), c.Approver, created, cns, deadline, dns, answered, ans, string(c.Channel), c.Instance)
 	if err != nil {
 		return db.wrap("create card", err)
 	}

@@ -73,12 +73,11 @@ func (db *DB) StartRun(ctx context.Context, r *budget.Run, monthlyCapUsd float64
 		// Locked: every statement from here sees every run started before ours.
 		for _, a := range r.Allowances {
 			var over bool
-			// Ended runs count at what they settled (and hold), or at their whole per-run
-			// figure if they settled nothing; live runs at their whole per-run figure.
+			// Live runs count at their whole per-run figure (they may yet spend it); ended
+			// runs at what they recorded: settled, and what they still hold reserved.
 			err := tx.QueryRow(ctx, `SELECT coalesce(sum(
-					CASE WHEN r.ended IS NULL THEN a.per_run
-					     WHEN a.settled_n > 0 OR a.reserved > 0 THEN a.settled + a.reserved
-					     ELSE a.per_run END), 0) + $4::numeric > $5::numeric
+					CASE WHEN r.ended IS NULL THEN a.per_run ELSE a.settled + a.reserved END), 0)
+					+ $4::numeric > $5::numeric
 				FROM runs r JOIN run_allowances a ON a.run_id = r.id
 				WHERE r.tenant = $1 AND r.day = $2 AND a.connector = $3`,
 				r.Tenant, r.Day, a.Connector, a.PerRun, a.PerDay).Scan(&over)
@@ -112,9 +111,9 @@ func (db *DB) StartRun(ctx context.Context, r *budget.Run, monthlyCapUsd float64
 			}
 		}
 		_, err := tx.Exec(ctx, `INSERT INTO runs (id, tenant, profile, session, attempt, started, started_ns, day,
-				max_concurrent, budget_usd, max_turns)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			r.ID, r.Tenant, r.Profile, r.Session, r.Attempt, started, sns, r.Day, r.MaxConcurrent, r.BudgetUsd, r.MaxTurns)
+				max_concurrent, budget_usd, max_turns, instance)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+			r.ID, r.Tenant, r.Profile, r.Session, r.Attempt, started, sns, r.Day, r.MaxConcurrent, r.BudgetUsd, r.MaxTurns, r.Instance)
 		if err != nil {
 			return err
 		}
@@ -179,9 +178,9 @@ func (db *DB) RunStatus(ctx context.Context, id string) (*budget.RunStatus, erro
 		sns, ns int16
 	)
 	err := db.pool.QueryRow(ctx, `SELECT id, tenant, profile, session, attempt, started, started_ns, day,
-			ended, ended_ns, max_concurrent, budget_usd, max_turns, turns, model_usd
+			ended, ended_ns, max_concurrent, budget_usd, max_turns, turns, model_usd, instance
 		FROM runs WHERE id = $1`, id).Scan(&r.ID, &r.Tenant, &r.Profile, &r.Session, &r.Attempt, &started, &sns,
-		&r.Day, &ended, &ns, &r.MaxConcurrent, &r.BudgetUsd, &r.MaxTurns, &st.Turns, &st.ModelUsd)
+		&r.Day, &ended, &ns, &r.MaxConcurrent, &r.BudgetUsd, &r.MaxTurns, &st.Turns, &st.ModelUsd, &r.Instance)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, fmt.Errorf("run %q: %w", id, budget.ErrNotFound)
 	}
@@ -231,11 +230,11 @@ func (db *DB) Reserve(ctx context.Context, r *budget.Reservation) error {
 			WHERE run_id = $2 AND connector = $3 AND live AND reserved + settled + $4 <= per_run
 			RETURNING run_id, connector
 		), ins AS (
-			INSERT INTO reservations (id, run_id, connector, amount, state, created, created_ns)
-			SELECT $1, run_id, connector, $4, 'reserved', $5, $6 FROM held
+			INSERT INTO reservations (id, run_id, connector, amount, state, created, created_ns, call_id)
+			SELECT $1, run_id, connector, $4, 'reserved', $5, $6, $7 FROM held
 			RETURNING 1
 		)
-		SELECT EXISTS (SELECT 1 FROM ins)`, r.ID, r.Run, r.Connector, r.Amount, created, cns).Scan(&ok)
+		SELECT EXISTS (SELECT 1 FROM ins)`, r.ID, r.Run, r.Connector, r.Amount, created, cns, r.Call).Scan(&ok)
 	if err != nil {
 		return db.wrap("reserve", err)
 	}

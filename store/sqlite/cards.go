@@ -13,7 +13,7 @@ import (
 )
 
 const cardColumns = `id, tenant, session, principal, tool, digest, policy_revision, args, reason,
-	state, answer, approver, created, deadline, answered, channel`
+	state, answer, approver, created, deadline, answered, channel, instance`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -25,7 +25,7 @@ func scanCard(row scanner) (*approval.Card, error) {
 		state, answer, channel      string
 	)
 	err := row.Scan(&c.ID, &c.Tenant, &c.Session, &c.Principal, &c.Tool, &c.Digest, &c.PolicyRevision,
-		&args, &c.Reason, &state, &answer, &c.Approver, &created, &deadline, &answered, &channel)
+		&args, &c.Reason, &state, &answer, &c.Approver, &created, &deadline, &answered, &channel, &c.Instance)
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (db *DB) CreateCard(ctx context.Context, c *approval.Card) error {
 	err := db.write(ctx, func(*sql.Conn) error {
 		_, err := db.ws.createCard.ExecContext(ctx, c.ID, c.Tenant, c.Session, c.Principal, c.Tool, c.Digest,
 			c.PolicyRevision, args, c.Reason, string(c.Answer), c.Approver,
-			dbTime(c.Created), dbTime(c.Deadline), dbTime(c.Answered), string(c.Channel))
+			dbTime(c.Created), dbTime(c.Deadline), dbTime(c.Answered), string(c.Channel), c.Instance)
 		return err
 	})
 	if err != nil {

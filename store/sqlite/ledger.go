@@ -60,7 +60,7 @@ func (db *DB) StartRun(ctx context.Context, r *budget.Run, monthlyCapUsd float64
 			}
 		}
 		if _, err := db.ws.insertRun.ExecContext(ctx, r.ID, r.Tenant, r.Profile, r.Session, r.Attempt,
-			dbTime(r.Started), r.Day, r.MaxConcurrent, r.BudgetUsd, r.MaxTurns); err != nil {
+			dbTime(r.Started), r.Day, r.MaxConcurrent, r.BudgetUsd, r.MaxTurns, r.Instance); err != nil {
 			return err
 		}
 		for i, a := range r.Allowances {
@@ -144,7 +144,7 @@ func (db *DB) RunStatus(ctx context.Context, id string) (*budget.RunStatus, erro
 			perRun, perDay, reserved, settled sql.NullFloat64
 		)
 		if err := rows.Scan(&r.ID, &r.Tenant, &r.Profile, &r.Session, &r.Attempt, &started, &r.Day, &ended,
-			&r.MaxConcurrent, &r.BudgetUsd, &r.MaxTurns, &turns, &modelUsd,
+			&r.MaxConcurrent, &r.BudgetUsd, &r.MaxTurns, &turns, &modelUsd, &r.Instance,
 			&connector, &unit, &perRun, &perDay, &reserved, &settled); err != nil {
 			return nil, db.fail("run status "+id, err)
 		}
@@ -199,7 +199,7 @@ func (db *DB) Reserve(ctx context.Context, r *budget.Reservation) error {
 		if n == 0 {
 			return db.whyNotReserved(ctx, r)
 		}
-		_, err = db.ws.insertReservation.ExecContext(ctx, r.ID, r.Run, r.Connector, r.Amount, formatTime(r.Created))
+		_, err = db.ws.insertReservation.ExecContext(ctx, r.ID, r.Run, r.Connector, r.Amount, formatTime(r.Created), r.Call)
 		return err
 	})
 	if err != nil {

@@ -23,6 +23,9 @@ type writeStmts struct {
 	turn, turnState                          *sql.Stmt
 	runModelSpend, addMonthSpend             *sql.Stmt
 
+	updateBeat, insertInstance                        *sql.Stmt
+	deadReservations, deadRuns, deadCards, forgetDead *sql.Stmt
+
 	appendEvent *sql.Stmt
 
 	createToken, revokeToken *sql.Stmt
@@ -35,8 +38,8 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.rollback, "ROLLBACK"},
 
 		{&s.createCard, `INSERT INTO cards (id, tenant, session, principal, tool, digest, policy_revision,
-			args, reason, state, answer, approver, created, deadline, answered, channel)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`},
+			args, reason, state, answer, approver, created, deadline, answered, channel, instance)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.resolveCard, `UPDATE cards SET state = ?, answer = ?, approver = ?, channel = ?, answered = ?
 			WHERE id = ? AND state = 'pending' RETURNING ` + cardColumns},
 		{&s.cardState, `SELECT state FROM cards WHERE id = ?`},
@@ -47,17 +50,13 @@ func (s *writeStmts) list() []stmtSQL {
 
 		{&s.monthSpend, `SELECT COALESCE((SELECT usd FROM month_spend WHERE tenant = ? AND month = ?), 0)`},
 		{&s.liveRuns, `SELECT COUNT(*) FROM runs WHERE tenant = ? AND profile = ? AND ended IS NULL`},
-		// The per-day rule: live runs at their whole per-run figure; ended runs at what they
-		// settled (and, conservatively, what they still hold reserved: it will be settled, at
-		// the latest by RecoverReservations), or at their whole per-run figure if they settled
-		// nothing.
-		{&s.daySpent, `SELECT COALESCE(SUM(CASE
-				WHEN ended = 0 THEN per_run
-				WHEN settled_count + open_count = 0 THEN per_run
-				ELSE settled + reserved END), 0)
+		// The per-day rule: live runs at their whole per-run figure (they may yet spend it);
+		// ended runs at what they recorded: settled, and, conservatively, what they still hold
+		// reserved (recovery settles it if the call may have run).
+		{&s.daySpent, `SELECT COALESCE(SUM(CASE WHEN ended = 0 THEN per_run ELSE settled + reserved END), 0)
 			FROM run_allowances WHERE tenant = ? AND day = ? AND connector = ?`},
 		{&s.insertRun, `INSERT INTO runs (id, tenant, profile, session, attempt, started, day,
-			max_concurrent, budget_usd, max_turns) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			max_concurrent, budget_usd, max_turns, instance) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.insertAllowance, `INSERT INTO run_allowances (run, connector, position, unit, per_run, per_day, tenant, day)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.endRun, `UPDATE runs SET ended = ? WHERE id = ? AND ended IS NULL`},
@@ -66,8 +65,8 @@ func (s *writeStmts) list() []stmtSQL {
 		// changes nothing.
 		{&s.reserve, `UPDATE run_allowances SET reserved = reserved + ?1, open_count = open_count + 1
 			WHERE run = ?2 AND connector = ?3 AND ended = 0 AND reserved + settled + ?1 <= per_run + ?4`},
-		{&s.insertReservation, `INSERT INTO reservations (id, run, connector, amount, state, created)
-			VALUES (?, ?, ?, ?, 'reserved', ?)`},
+		{&s.insertReservation, `INSERT INTO reservations (id, run, connector, amount, state, created, call_id)
+			VALUES (?, ?, ?, ?, 'reserved', ?, ?)`},
 		{&s.runAllowance, `SELECT r.ended IS NOT NULL, a.run IS NOT NULL
 			FROM runs r LEFT JOIN run_allowances a ON a.run = r.id AND a.connector = ?2 WHERE r.id = ?1`},
 		{&s.closeReservation, `UPDATE reservations SET state = ?, actual = ?, done = ?
@@ -96,6 +95,26 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.runModelSpend, `UPDATE runs SET model_usd = model_usd + ? WHERE id = ? RETURNING model_usd`},
 		{&s.addMonthSpend, `INSERT INTO month_spend (tenant, month, usd) VALUES (?, ?, ?)
 			ON CONFLICT (tenant, month) DO UPDATE SET usd = usd + excluded.usd RETURNING usd`},
+
+		{&s.updateBeat, `UPDATE instances SET heartbeat = ? WHERE id = ?`},
+		{&s.insertInstance, `INSERT INTO instances (id, started, heartbeat) VALUES (?, ?, ?)`},
+		// Recovery. ?1 the staleness bound, ?2 the recovering instance, ?3 whether it is
+		// leaving: an instance is live when it beat since the bound, or is the recovering one
+		// and staying; every other name on a row (stale, shut down, never seen) is dead.
+		// A reservation is settled when its call's decision to run is on record, or when it
+		// names no call (made before calls were recorded on reservations); else released.
+		{&s.deadReservations, `SELECT v.id, v.amount, v.call_id = '' OR EXISTS (SELECT 1 FROM audit_events e
+				WHERE e.call_id = v.call_id AND e.kind = 'decision' AND e.decision = 'allow')
+			FROM reservations v JOIN runs r ON r.id = v.run
+			WHERE v.state = 'reserved' AND r.instance <> '' AND r.instance NOT IN (` + liveInstances + `)
+			ORDER BY v.id`},
+		{&s.deadRuns, `UPDATE runs SET ended = ?4
+			WHERE ended IS NULL AND instance <> '' AND instance NOT IN (` + liveInstances + `)
+			RETURNING id, tenant, profile, session, instance`},
+		{&s.deadCards, `UPDATE cards SET state = 'expired', channel = 'canceled', answered = ?4
+			WHERE state = 'pending' AND instance <> '' AND instance NOT IN (` + liveInstances + `)
+			RETURNING ` + cardColumns},
+		{&s.forgetDead, `DELETE FROM instances WHERE id NOT IN (` + liveInstances + `) RETURNING id`},
 
 		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
 			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel)
@@ -129,7 +148,7 @@ func (s *readStmts) list() []stmtSQL {
 		{&s.findStanding, `SELECT ` + standingColumns + ` FROM standings
 			WHERE tenant = ? AND tool = ? AND digest = ? AND revoked IS NULL ORDER BY created DESC, id DESC LIMIT 1`},
 		{&s.runStatus, `SELECT r.id, r.tenant, r.profile, r.session, r.attempt, r.started, r.day, r.ended,
-				r.max_concurrent, r.budget_usd, r.max_turns, r.turns, r.model_usd,
+				r.max_concurrent, r.budget_usd, r.max_turns, r.turns, r.model_usd, r.instance,
 				a.connector, a.unit, a.per_run, a.per_day, a.reserved, a.settled
 			FROM runs r LEFT JOIN run_allowances a ON a.run = r.id WHERE r.id = ? ORDER BY a.position`},
 		{&s.monthSpend, `SELECT COALESCE((SELECT usd FROM month_spend WHERE tenant = ? AND month = ?), 0)`},
@@ -143,6 +162,9 @@ func (s *readStmts) prepare(ctx context.Context, db *sql.DB) error {
 }
 
 func (s *readStmts) close() { closeAll(s.list()) }
+
+// liveInstances selects the instances recovery leaves alone (see deadReservations).
+const liveInstances = `SELECT id FROM instances WHERE (heartbeat >= ?1 OR id = ?2) AND NOT (id = ?2 AND ?3)`
 
 type stmtSQL struct {
 	dst   **sql.Stmt

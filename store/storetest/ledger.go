@@ -115,6 +115,7 @@ func testStartRunDayRule(t *testing.T, o Opener) {
 		perDay      float64 // 0: 10
 		settle      []float64
 		release     int
+		hold        float64 // reserved, and left open
 		ended       bool
 	}
 	tests := []struct {
@@ -135,10 +136,14 @@ func testStartRunDayRule(t *testing.T, o Opener) {
 			[]prior{{perRun: 5, settle: []float64{1, 1}, ended: true}, {perRun: 5}}, []budget.Allowance{allow(firecrawl, 3, 10)}, true},
 		{"an ended run counts at what it settled, and that is enough to refuse",
 			[]prior{{perRun: 5, settle: []float64{1, 1}, ended: true}, {perRun: 5}}, []budget.Allowance{allow(firecrawl, 4, 10)}, false},
-		{"an ended run that settled nothing counts at its whole per-run figure",
-			[]prior{{perRun: 5, ended: true}, {perRun: 4}}, []budget.Allowance{allow(firecrawl, 2, 10)}, false},
-		{"an ended run whose calls were all released settled nothing",
-			[]prior{{perRun: 5, release: 2, ended: true}, {perRun: 4}}, []budget.Allowance{allow(firecrawl, 2, 10)}, false},
+		{"an ended run that recorded nothing counts for nothing",
+			[]prior{{perRun: 5, ended: true}, {perRun: 4}}, []budget.Allowance{allow(firecrawl, 6, 10)}, true},
+		{"an ended run whose calls were all released counts for nothing",
+			[]prior{{perRun: 5, release: 2, ended: true}, {perRun: 4}}, []budget.Allowance{allow(firecrawl, 6, 10)}, true},
+		{"an ended run that recorded nothing leaves the live ones to refuse",
+			[]prior{{perRun: 5, ended: true}, {perRun: 4}}, []budget.Allowance{allow(firecrawl, 7, 10)}, false},
+		{"an ended run counts what it still holds reserved",
+			[]prior{{perRun: 5, hold: 3, ended: true}, {perRun: 4}}, []budget.Allowance{allow(firecrawl, 4, 10)}, false},
 		{"an ended run that settled more than it reserved counts at what it settled",
 			[]prior{{perRun: 5, settle: []float64{7}, ended: true}}, []budget.Allowance{allow(firecrawl, 3, 10)}, true},
 		{"an ended run that settled more than it reserved, refusing",
@@ -188,6 +193,9 @@ func testStartRunDayRule(t *testing.T, o Opener) {
 					if err := s.Release(ctx, id, at(2*time.Minute)); err != nil {
 						t.Fatalf("Release: %v", err)
 					}
+				}
+				if p.hold > 0 {
+					mustReserve(t, s, reservation(r.ID+"-hold", r.ID, connector, p.hold, at(time.Minute)))
 				}
 				if p.ended {
 					mustEnd(t, s, r.ID)

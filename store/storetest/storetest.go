@@ -1,6 +1,7 @@
 // Package storetest is the conformance suite every Warden store passes: cards and standing
 // approvals (approval.Store), the ledger (budget.Store), the audit trail (audit.Log), bearer
-// tokens (auth.Store) and tenants' stored hard blocks (boundary.Store).
+// tokens (auth.Store), tenants' stored hard blocks (boundary.Store) and the instances serving
+// on the store, with the recovery of what a dead one held (instance.Store).
 //
 // A store's own tests call [Run] with an [Opener]:
 //
@@ -25,10 +26,9 @@
 //     nothing is left running for it and its channel stays open: an ended watch is not an
 //     answer, so the waiter must also select on ctx.Done().
 //   - FindStanding matches tenant, tool and digest exactly; tenant "" matches nothing.
-//   - StartRun's per-day figure is the new run's own. An ended run "settled nothing" when it has
-//     no settled reservation on the connector (a run whose calls were all released counts at its
-//     whole per-run figure). A refused run is not recorded: RunStatus says budget.ErrNotFound.
-//     Negative, NaN and infinite figures are budget.ErrInvalid.
+//   - StartRun's per-day figure is the new run's own. An ended run whose calls were all
+//     released, or that made none, counts for nothing. A refused run is not recorded: RunStatus
+//     says budget.ErrNotFound. Negative, NaN and infinite figures are budget.ErrInvalid.
 //   - RunStatus.Spent follows the order of the run's allowances; Reserved is what open
 //     reservations hold, Settled what settled ones cost.
 //   - Reserve on a connector the run has no allowance for is budget.ErrRunAllowance; on a run that
@@ -36,6 +36,8 @@
 //   - Settle and Release of an unknown reservation are budget.ErrNotFound; both still work after
 //     the run ended (the call was in flight).
 //   - RecoverReservations takes reservations made strictly before the given time.
+//   - instance.Recovery.StaleBefore is inclusive of the live: an instance that beat exactly at
+//     it is live. Recovered lists runs by id; its cards and instances have no order.
 //   - ModelSpend of a negative or non-finite amount is budget.ErrInvalid and records nothing.
 //   - audit.Filter: Since is inclusive, Until exclusive; Limit keeps the first events in ID
 //     order; Append ignores the ID the caller set.
@@ -68,6 +70,7 @@ import (
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/budget"
+	"github.com/wardenhq/warden/instance"
 )
 
 // Store is everything a Warden store provides.
@@ -77,6 +80,7 @@ type Store interface {
 	audit.Log
 	auth.Store
 	boundary.Store
+	instance.Store
 	Ping(context.Context) error
 	Close() error
 }
@@ -132,6 +136,14 @@ func Run(t *testing.T, o Opener) {
 		{"Ledger/RaceStartRunConcurrency", testRaceStartRunConcurrency},
 		{"Ledger/RaceTurn", testRaceTurn},
 		{"Ledger/RaceModelSpend", testRaceModelSpend},
+
+		{"Instances/Beat", testInstanceBeat},
+		{"Instances/StaleRunEnded", testRecoverStaleRun},
+		{"Instances/LiveUntouched", testRecoverLeavesLive},
+		{"Instances/Reservations", testRecoverDeadReservations},
+		{"Instances/Cards", testRecoverCards},
+		{"Instances/Leaving", testRecoverLeaving},
+		{"Instances/RaceRecover", testRaceRecover},
 
 		{"Audit/AppendAssignsIDs", testAuditAppendIDs},
 		{"Audit/RoundTrip", testAuditRoundTrip},
