@@ -310,5 +310,3 @@ func TestSIGTERMLeavesNoCardPending(t *testing.T) {
 		t.Errorf("%d approval_canceled events, want 1: %+v", canceled, events)
 	}
 }
-
-
