@@ -35,6 +35,7 @@ type serveOptions struct {
 	sandbox     sandboxFlags
 	workspaces  string
 	clientToken bool
+	logs        logOptions
 }
 
 func newServeCmd(root *rootOptions) *cobra.Command {
@@ -53,7 +54,7 @@ hash; on every start it prints a fresh agent token for tenant default, role pers
 ready-to-paste client configuration (--client-token=false to skip). It serves /healthz, /readyz
 and the REST API under /api/v1 (approvals, standing approvals, the audit trail). SIGHUP reloads
 the policy: every session's tools are computed again, and clients are told when they change.
-SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
+SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + envHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := root.load(cmd)
@@ -70,11 +71,15 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
 	o.sandbox.register(cmd)
+	o.logs.register(cmd, "info")
 	return cmd
 }
 
 func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions, p *policy.Policy) error {
-	logger := slog.New(slog.NewTextHandler(out, nil))
+	logger, err := o.logs.logger(out)
+	if err != nil {
+		return err
+	}
 	sb, err := o.sandbox.setup(ctx, os.LookupEnv, o.store.files())
 	if err != nil {
 		return err
