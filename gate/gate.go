@@ -51,6 +51,7 @@ type Gate struct {
 	clock    clock.Clock
 	redact   func(map[string]any) []byte
 	outcomes *outcomeWriter
+	observer Observer
 }
 
 // Options configures a Gate. Reviewer, Broker, Ledger and Log are required.
@@ -67,6 +68,8 @@ type Options struct {
 	// Logger reports what cannot be returned to a caller (an outcome that could not be
 	// recorded); the default is slog's.
 	Logger *slog.Logger
+	// Observe, if set, is told of every call's decisions and outcomes (see Observer).
+	Observe Observer
 }
 
 // New returns a Gate.
@@ -90,7 +93,7 @@ func New(o Options) (*Gate, error) {
 		o.Logger = slog.Default()
 	}
 	return &Gate{reviewer: o.Reviewer, broker: o.Broker, ledger: o.Ledger, log: o.Log, clock: o.Clock, redact: o.Redact,
-		outcomes: newOutcomeWriter(o.Log, o.Logger)}, nil
+		outcomes: newOutcomeWriter(o.Log, o.Logger), observer: o.Observe}, nil
 }
 
 // Sync waits until the outcomes of every call that has returned are in the audit trail.
@@ -147,6 +150,7 @@ var ErrNotRecorded = errors.New("the decision could not be recorded, so the call
 // Outcome with a deny verdict and a nil error.
 func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[string]any, exec Executor) (*Outcome, error) {
 	out := &Outcome{CallID: newID()}
+	ctx = withCallStart(ctx)
 	sf := s.Review.Surface
 	v := g.reviewer.Review(s.Review, tool, args)
 	if why := s.stopped.Load(); why != nil {
@@ -300,6 +304,7 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 		sp := *spend
 		outcome.Spend = &sp
 	}
+	g.observe(ctx, &outcome)
 	return out, g.outcomes.add(context.WithoutCancel(ctx), &outcome)
 }
 
@@ -397,6 +402,7 @@ func (g *Gate) append(ctx context.Context, e audit.Event, kind string, d verdict
 	if err := g.log.Append(ctx, &e); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotRecorded, err)
 	}
+	g.observe(ctx, &e)
 	return nil
 }
 

@@ -39,6 +39,9 @@ type Options struct {
 	Info map[string]any
 	// Boundaries serves GET and PUT /api/v1/tenants/{tenant}/boundaries (nil: 404).
 	Boundaries Boundaries
+	// Metrics serves GET /metrics to admin tokens (nil: 404). The metrics span every tenant,
+	// so no tenant's token may read them.
+	Metrics http.Handler
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
@@ -63,6 +66,9 @@ func New(o Options) *Server {
 	s.mux.Handle("GET /api/v1/audit", s.authed(s.queryAudit, auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer))
 	s.mux.Handle("GET /api/v1/tenants/{tenant}/boundaries", s.authed(s.getBoundaries, boundaryReaders...))
 	s.mux.Handle("PUT /api/v1/tenants/{tenant}/boundaries", s.authed(s.putBoundaries, boundaryWriters...))
+	if o.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.authed(o.Metrics.ServeHTTP, auth.RoleAdmin))
+	}
 	return s
 }
 

@@ -23,9 +23,11 @@ import (
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/gateway"
+	"github.com/wardenhq/warden/metrics"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/sandbox"
 	"github.com/wardenhq/warden/server"
 )
 
@@ -36,6 +38,7 @@ type serveOptions struct {
 	workspaces  string
 	clientToken bool
 	logs        logOptions
+	metricsAddr string
 }
 
 func newServeCmd(root *rootOptions) *cobra.Command {
@@ -68,6 +71,7 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + e
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8640", "the address to listen on")
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
+	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, with no token, on this address (for a Prometheus on a private network; on --addr /metrics needs an admin token)")
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
 	o.sandbox.register(cmd)
@@ -111,6 +115,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		Info: map[string]any{"policy": p.Revision, "store": kind,
 			"sandbox": sb.summary(), "egress": sb.egressSummary()},
 		Boundaries: st.gateway,
+		Metrics:    st.metrics.Handler(),
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
@@ -139,6 +144,15 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(ln) }()
+	if o.metricsAddr != "" {
+		ms, err := serveMetrics(o.metricsAddr, st.metrics, logger)
+		if err != nil {
+			_ = hs.Close()
+			return err
+		}
+		defer ms.Close()
+		fmt.Fprintf(out, "warden: metrics at http://%s/metrics, with no token\n", ms.addr)
+	}
 	select {
 	case err := <-done:
 		return err
@@ -164,6 +178,8 @@ type stack struct {
 	gate       *gate.Gate
 	gateway    *gateway.Gateway
 	workspaces string
+	// metrics counts what the gate decides and reads the gateway's live state, for /metrics.
+	metrics *metrics.Metrics
 }
 
 func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger) (*stack, error) {
@@ -174,6 +190,23 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	}
 	st := &stack{env: env}
 	var gw atomic.Pointer[gateway.Gateway]
+	st.metrics = metrics.New(metrics.Sources{
+		Sessions: func() map[string]int {
+			if g := gw.Load(); g != nil {
+				return g.LiveSessions()
+			}
+			return nil
+		},
+		UpstreamErrors: func() map[string]uint64 {
+			if g := gw.Load(); g != nil {
+				return g.UpstreamErrors()
+			}
+			return nil
+		},
+		PendingCards:  func(ctx context.Context) (map[string]int, error) { return pendingCards(ctx, db) },
+		SandboxStarts: sandbox.Starts,
+		Logger:        logger,
+	})
 	st.broker = approval.NewBroker(approval.Options{Store: db,
 		Timeout: time.Duration(env.ApprovalTimeoutMS()) * time.Millisecond,
 		OnCard: func(c *approval.Card) {
@@ -181,7 +214,8 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 				g.OnCard(c)
 			}
 		}})
-	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger}); err != nil {
+	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger,
+		Observe: st.metrics.Observe}); err != nil {
 		return nil, err
 	}
 	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
@@ -194,6 +228,19 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	gw.Store(st.gateway)
 	st.workspaces = st.gateway.Workspaces()
 	return st, nil
+}
+
+// pendingCards counts the cards waiting for an answer in the store, by tenant.
+func pendingCards(ctx context.Context, db appStore) (map[string]int, error) {
+	cards, err := db.Cards(ctx, approval.CardFilter{State: approval.Pending})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, c := range cards {
+		out[c.Tenant]++
+	}
+	return out, nil
 }
 
 // tokenTTL is how long the gateway trusts an agent token it found good without looking it up
