@@ -99,6 +99,9 @@ type Options struct {
 	// elsewhere (another process on the same SQLite file, another instance sharing
 	// PostgreSQL) is refused within TokenTTL.
 	TokenTTL time.Duration
+	// RevocationsRead, if set, is called each time the gateway has read the revoked tokens
+	// after the store said one may have been revoked (for tests, which wait for it).
+	RevocationsRead func()
 }
 
 // Gateway serves MCP sessions. It is safe for concurrent use.
@@ -126,6 +129,8 @@ type Gateway struct {
 	bounds    *boundary.Tenants                 // the hard blocks, unless Options.Boundaries was given
 	stopWatch context.CancelFunc
 	watching  sync.WaitGroup
+	// stopRevocations ends the watch of the store's token revocations.
+	stopRevocations context.CancelFunc
 }
 
 type snapshot struct {
@@ -173,6 +178,15 @@ func New(o Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		g.rules = g.bounds.Set
+	}
+	if w, ok := o.Store.(auth.RevocationWatcher); ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		g.stopRevocations = cancel
+		g.watching.Add(1)
+		go func() {
+			defer g.watching.Done()
+			g.watchRevocations(ctx, w)
+		}()
 	}
 	g.checker = o.Egress
 	if g.checker == nil {
@@ -242,10 +256,13 @@ func (g *Gateway) Close() {
 		s.end(context.Background())
 	}
 	g.upstream.closeAll()
+	if g.stopRevocations != nil {
+		g.stopRevocations()
+	}
 	if g.stopWatch != nil {
 		g.stopWatch()
-		g.watching.Wait()
 	}
+	g.watching.Wait()
 }
 
 // workspace is a tenant's workspace directory, made if missing.

@@ -1,6 +1,10 @@
 package gateway
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/wardenhq/warden/policy"
+)
 
 // LiveSessions returns how many sessions are open on this gateway now, by tenant.
 func (g *Gateway) LiveSessions() map[string]int {
@@ -41,3 +45,6 @@ func (c *counts) snapshot() map[string]uint64 {
 	}
 	return out
 }
+
+// Policy returns the policy in force.
+func (g *Gateway) Policy() *policy.Policy { return g.snapshot.Load().p }

@@ -116,6 +116,9 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 			"sandbox": sb.summary(), "egress": sb.egressSummary()},
 		Boundaries: st.gateway,
 		Metrics:    st.metrics.Handler(),
+		ValidateToken: tokenValidator(func() *policy.Policy {
+			return st.gateway.Policy()
+		}),
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
