@@ -129,7 +129,7 @@ type Gateway struct {
 	bounds    *boundary.Tenants                 // the hard blocks, unless Options.Boundaries was given
 	stopWatch context.CancelFunc
 	watching  sync.WaitGroup
-	// stopRevocations ends the watch of the store's token revocations.
+	// stopRevocations ends the watch of the store's token revocations, and waits for it.
 	stopRevocations context.CancelFunc
 }
 
@@ -181,10 +181,10 @@ func New(o Options) (*Gateway, error) {
 	}
 	if w, ok := o.Store.(auth.RevocationWatcher); ok {
 		ctx, cancel := context.WithCancel(context.Background())
-		g.stopRevocations = cancel
-		g.watching.Add(1)
+		done := make(chan struct{})
+		g.stopRevocations = func() { cancel(); <-done }
 		go func() {
-			defer g.watching.Done()
+			defer close(done)
 			g.watchRevocations(ctx, w)
 		}()
 	}

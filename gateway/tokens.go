@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/verdict"
 )
 
 // Every MCP request carries its bearer token, and looking it up in the store (a query, on
@@ -182,6 +184,7 @@ func (g *Gateway) endSessionsOf(ctx context.Context, ids map[string]bool) {
 			continue
 		}
 		g.logger.Info("a session's token was revoked; the session ends", "session", s.id, "token", s.token.ID)
+		g.recordRevoked(ctx, s)
 		s.end(ctx)
 		g.cancelCards(ctx, s)
 		if ss := s.ss.Load(); ss != nil {
@@ -189,6 +192,20 @@ func (g *Gateway) endSessionsOf(ctx context.Context, ids map[string]bool) {
 			// one slow call does not hold up the other sessions' ends.
 			go func() { _ = ss.Close() }()
 		}
+	}
+}
+
+// tokenRevoked is the audit code of a session ended because its token was revoked.
+const tokenRevoked = "token_revoked"
+
+// recordRevoked records, as the session's, that it ends because its token was revoked.
+func (g *Gateway) recordRevoked(ctx context.Context, s *session) {
+	tok := s.token
+	e := &audit.Event{Time: time.Now(), Kind: audit.KindDecision, Tool: "mcp:session", Decision: verdict.Deny.String(),
+		Tenant: tok.Tenant, Role: tok.SessionRole, Profile: tok.Profile, Principal: tok.Name, Session: s.id,
+		Blockers: []audit.Blocker{{Code: tokenRevoked, Detail: "the session's token " + tok.ID + " was revoked: the session ended, and its waiting calls were cancelled"}}}
+	if err := g.o.Store.Append(ctx, e); err != nil {
+		g.logger.Error("the end of a revoked token's session could not be recorded", "session", s.id, "err", err)
 	}
 }
 
