@@ -19,7 +19,6 @@ import (
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/examples"
 	"github.com/wardenhq/warden/policy"
-	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/sqlite"
 )
 
@@ -60,8 +59,7 @@ func serveForTest(t *testing.T) *served {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.close)
-	srv := server.New(server.Options{Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
-		Boundaries: st.gateway, Metrics: st.metrics.Handler()})
+	srv := newServer(st, db, logger, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
 	mux.Handle("/", srv)

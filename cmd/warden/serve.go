@@ -110,16 +110,8 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		return err
 	}
 	defer st.close()
-	srv := server.New(server.Options{
-		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
-		Info: map[string]any{"policy": p.Revision, "store": kind,
-			"sandbox": sb.summary(), "egress": sb.egressSummary()},
-		Boundaries: st.gateway,
-		Metrics:    st.metrics.Handler(),
-		ValidateToken: tokenValidator(func() *policy.Policy {
-			return st.gateway.Policy()
-		}),
-	})
+	srv := newServer(st, db, logger, map[string]any{"policy": p.Revision, "store": kind,
+		"sandbox": sb.summary(), "egress": sb.egressSummary()})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
 	mux.Handle("/", srv)
@@ -231,6 +223,17 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	gw.Store(st.gateway)
 	st.workspaces = st.gateway.Workspaces()
 	return st, nil
+}
+
+// newServer is the REST API, health and /metrics of a stack, as warden serve serves them.
+func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any) *server.Server {
+	return server.New(server.Options{
+		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
+		Info:          info,
+		Boundaries:    st.gateway,
+		Metrics:       st.metrics.Handler(),
+		ValidateToken: tokenValidator(st.gateway.Policy),
+	})
 }
 
 // pendingCards counts the cards waiting for an answer in the store, by tenant.

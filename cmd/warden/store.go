@@ -30,11 +30,13 @@ type appStore interface {
 type storeOptions struct {
 	db       string
 	postgres string
+	schema   string
 }
 
 func (o *storeOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.db, "db", "", "the embedded SQLite store's file (default ./"+defaultDB+")")
 	cmd.Flags().StringVar(&o.postgres, "postgres", "", "a PostgreSQL URL, for several instances sharing one store")
+	cmd.Flags().StringVar(&o.schema, "postgres-schema", "", "the PostgreSQL schema to keep Warden's tables in, created if missing (default: the URL's search_path, else public)")
 }
 
 // open opens the chosen store, and says which it is.
@@ -59,12 +61,14 @@ func (o *storeOptions) open(ctx context.Context) (appStore, string, error) {
 	switch {
 	case o.db != "" && o.postgres != "":
 		return nil, "", errors.New("give --db or --postgres, not both")
+	case o.schema != "" && o.postgres == "":
+		return nil, "", usagef("--postgres-schema %q: give --postgres too (SQLite has no schemas)", o.schema)
 	case o.postgres != "":
-		db, err := postgres.Open(ctx, o.postgres)
+		db, err := postgres.OpenSchema(ctx, o.postgres, o.schema)
 		if err != nil {
 			return nil, "", err
 		}
-		return db, "postgres", nil
+		return db, "postgres (schema " + db.Schema() + ")", nil
 	}
 	path := o.db
 	if path == "" {
