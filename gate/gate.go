@@ -150,7 +150,9 @@ var ErrNotRecorded = errors.New("the decision could not be recorded, so the call
 // Outcome with a deny verdict and a nil error.
 func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[string]any, exec Executor) (*Outcome, error) {
 	out := &Outcome{CallID: newID()}
-	ctx = withCallStart(ctx)
+	if g.observer != nil {
+		ctx = withCallStart(ctx)
+	}
 	sf := s.Review.Surface
 	v := g.reviewer.Review(s.Review, tool, args)
 	if why := s.stopped.Load(); why != nil {
