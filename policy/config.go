@@ -44,6 +44,22 @@ type Config struct {
 	Tenants []TenantConfig `yaml:"tenants"`
 	// Boundaries are the deployment's hard blocks, for every tenant (see BoundariesConfig).
 	Boundaries *BoundariesConfig `yaml:"boundaries"`
+	// Sessions bound the MCP sessions the gateway holds (see SessionsConfig).
+	Sessions *SessionsConfig `yaml:"sessions"`
+}
+
+// SessionsConfig bounds the MCP sessions of `warden serve`: how long one may sit idle, and how
+// many one token and one tenant may hold at once. The server's flags, when given, win.
+type SessionsConfig struct {
+	Node `yaml:"-"`
+
+	// IdleTimeout ends a session that sends no request for this long, as a Go duration
+	// ("30m", "2h"); "0" never. A call in progress keeps its session alive.
+	IdleTimeout string `yaml:"idleTimeout"`
+	// MaxPerToken caps the live sessions of one agent token; 0 is no cap.
+	MaxPerToken *int `yaml:"maxPerToken"`
+	// MaxPerTenant caps the live sessions of one tenant; 0 is no cap.
+	MaxPerTenant *int `yaml:"maxPerTenant"`
 }
 
 // HarnessConfig declares a runtime that sessions run on.
