@@ -145,6 +145,9 @@ func (b *Broker) settled(ctx context.Context, id string) (Outcome, error) {
 	case Denied:
 		return Outcome{Code: verdict.ApprovalDenied, Approver: c.Approver, Card: c}, nil
 	case Expired:
+		if c.Channel == ChannelCanceled {
+			return Outcome{Code: verdict.ApprovalCanceled, Card: c}, nil
+		}
 		return Outcome{Code: verdict.ApprovalTimeout, Card: c}, nil
 	}
 	return Outcome{}, fmt.Errorf("card %s woke its watcher while still %s", id, c.State)

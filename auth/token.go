@@ -81,3 +81,24 @@ func Bearer(header string) (string, bool) {
 	}
 	return strings.TrimSpace(secret), true
 }
+
+// NewID returns a new random token ID ("tok_" and 16 hex digits): an ID names a token in
+// lists and revocations, and unlike the secret it is not a credential.
+func NewID() string {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err)
+	}
+	return "tok_" + hex.EncodeToString(b[:])
+}
+
+// Validator checks what a new token binds against the policy in force: the tenant, and for
+// an agent token the session role and profile. Nil when they fit.
+type Validator func(t *Token) error
+
+// RevocationWatcher is implemented by stores that say when tokens are revoked, whichever
+// process or instance revoked them: WatchRevocations returns a channel closed when a token
+// may have been revoked after the call. When ctx ends the channel stays open.
+type RevocationWatcher interface {
+	WatchRevocations(ctx context.Context) (<-chan struct{}, error)
+}

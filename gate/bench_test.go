@@ -9,6 +9,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/examples"
 	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/metrics"
 	"github.com/wardenhq/warden/surface"
 )
 
@@ -56,6 +57,24 @@ func BenchmarkGate(b *testing.B) {
 		ctx := context.Background()
 		for b.Loop() {
 			out, err := mem.Call(ctx, s, "files_write", args, ok)
+			if err != nil || !out.Ran {
+				b.Fatal(err)
+			}
+		}
+	})
+	// The same with the metrics observer `warden serve` gives the gate: what /metrics costs a
+	// call, against gate-memory-log.
+	observed, err := gate.New(gate.Options{Reviewer: r.rv, Broker: r.broker, Ledger: r.db, Log: &memoryLog{}, Clock: r.clock,
+		Observe: metrics.New(metrics.Sources{}).Observe})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer observed.Close()
+	b.Run("gate-memory-log-observed", func(b *testing.B) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for b.Loop() {
+			out, err := observed.Call(ctx, s, "files_write", args, ok)
 			if err != nil || !out.Ran {
 				b.Fatal(err)
 			}

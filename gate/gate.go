@@ -52,6 +52,7 @@ type Gate struct {
 	redact   func(map[string]any) []byte
 	outcomes *outcomeWriter
 	instance string
+	observer Observer
 }
 
 // Options configures a Gate. Reviewer, Broker, Ledger and Log are required.
@@ -72,6 +73,8 @@ type Options struct {
 	// (budget.Run.Instance) so that recovery ends the runs of a process that died; "" records
 	// none.
 	Instance string
+	// Observe, if set, is told of every call's decisions and outcomes (see Observer).
+	Observe Observer
 }
 
 // New returns a Gate.
@@ -95,7 +98,7 @@ func New(o Options) (*Gate, error) {
 		o.Logger = slog.Default()
 	}
 	return &Gate{reviewer: o.Reviewer, broker: o.Broker, ledger: o.Ledger, log: o.Log, clock: o.Clock, redact: o.Redact,
-		outcomes: newOutcomeWriter(o.Log, o.Logger), instance: o.Instance}, nil
+		outcomes: newOutcomeWriter(o.Log, o.Logger), instance: o.Instance, observer: o.Observe}, nil
 }
 
 // Sync waits until the outcomes of every call that has returned are in the audit trail.
@@ -152,6 +155,9 @@ var ErrNotRecorded = errors.New("the decision could not be recorded, so the call
 // Outcome with a deny verdict and a nil error.
 func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[string]any, exec Executor) (*Outcome, error) {
 	out := &Outcome{CallID: newID()}
+	if g.observer != nil {
+		ctx = withCallStart(ctx)
+	}
 	sf := s.Review.Surface
 	v := g.reviewer.Review(s.Review, tool, args)
 	if why := s.stopped.Load(); why != nil {
@@ -305,6 +311,7 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 		sp := *spend
 		outcome.Spend = &sp
 	}
+	g.observe(ctx, &outcome)
 	return out, g.outcomes.add(context.WithoutCancel(ctx), &outcome)
 }
 
@@ -402,6 +409,7 @@ func (g *Gate) append(ctx context.Context, e audit.Event, kind string, d verdict
 	if err := g.log.Append(ctx, &e); err != nil {
 		return fmt.Errorf("%w: %v", ErrNotRecorded, err)
 	}
+	g.observe(ctx, &e)
 	return nil
 }
 

@@ -365,15 +365,15 @@ func TestRevokedTokenEndsItsSession(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// The next request of its session is refused, and recorded as the session's.
-	got := r.post(secret, cs.ID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	wantError(t, "a revoked token on its session", got, 401, -32001, nil, "unauthenticated", "revoked")
-	e := r.refusal(audit.Filter{Tenant: "acme", Session: s.id}, "unauthenticated")
+	// The session ends with the revocation, recorded as the session's; its next request is
+	// refused.
+	e := r.refusal(audit.Filter{Tenant: "acme", Session: s.id}, tokenRevoked)
 	if e != nil && e.Principal != "tester" {
 		t.Errorf("recorded as %+v", e)
 	}
-	// And the session has ended with its token (before the refusal was answered): Warden's
-	// session and the SDK's.
+	got := r.post(secret, cs.ID(), `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	wantError(t, "a revoked token on its session", got, 401, -32001, nil, "unauthenticated", "revoked")
+	// And the session has ended with its token: Warden's session and the SDK's.
 	s.mu.Lock()
 	ended := s.ended
 	s.mu.Unlock()

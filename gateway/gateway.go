@@ -96,13 +96,16 @@ type Options struct {
 	Logger    *slog.Logger
 	// TokenTTL is how long an agent token found good in the store is trusted without asking
 	// the store again (0: every request asks). Unknown, revoked and uncheckable tokens are
-	// never remembered. A token revoked through RevokeToken is refused at once; one revoked
-	// elsewhere (another process on the same SQLite file, another instance sharing
-	// PostgreSQL) is refused within TokenTTL.
+	// never remembered. A token revoked through RevokeToken, or elsewhere on a store with a
+	// feed of revocations (auth.RevocationWatcher), is refused at once and its sessions end;
+	// one revoked where no feed tells of it is refused within TokenTTL.
 	TokenTTL time.Duration
 	// Bounds caps the calls and request bytes in flight, and says how refusals of requests
 	// without a valid token are sampled into the audit trail.
 	Bounds Bounds
+	// RevocationsRead, if set, is called each time the gateway has read the revoked tokens
+	// after the store said one may have been revoked (for tests, which wait for it).
+	RevocationsRead func()
 	// IdleTimeout ends an MCP session over HTTP that sends no request for this long (0: 30
 	// minutes; negative: never). A call in progress, waiting for a person included, keeps its
 	// session alive; an open event stream alone does not (clients ping to stay).
@@ -154,6 +157,8 @@ type Gateway struct {
 
 	flight  *inFlight       // calls and request bytes in flight, for Options.Bounds
 	sampler *refusalSampler // refusals without a valid token, counted by source
+	// stopRevocations ends the watch of the store's token revocations, and waits for it.
+	stopRevocations context.CancelFunc
 }
 
 type snapshot struct {
@@ -212,6 +217,15 @@ func New(o Options) (*Gateway, error) {
 			return nil, fmt.Errorf("gateway: %w", err)
 		}
 		g.rules = g.bounds.Set
+	}
+	if w, ok := o.Store.(auth.RevocationWatcher); ok {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		g.stopRevocations = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			g.watchRevocations(ctx, w)
+		}()
 	}
 	g.checker = o.Egress
 	if g.checker == nil {
@@ -282,11 +296,14 @@ func (g *Gateway) Close() {
 		s.end(context.Background())
 	}
 	g.upstream.closeAll()
+	if g.stopRevocations != nil {
+		g.stopRevocations()
+	}
 	if g.stopWatch != nil {
 		g.stopWatch()
-		g.watching.Wait()
 	}
 	g.sampler.close()
+	g.watching.Wait()
 }
 
 // workspace is a tenant's workspace directory, made if missing.

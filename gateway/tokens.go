@@ -5,7 +5,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/verdict"
 )
 
 // Every MCP request carries its bearer token, and looking it up in the store (a query, on
@@ -19,7 +22,11 @@ import (
 //     returns, and a lookup that was under way when it was revoked is not remembered, so the
 //     very next request with it is refused;
 //   - a token revoked elsewhere (another process on the same SQLite file, another instance
-//     sharing PostgreSQL, SQL by hand) is refused once its entry expires: within TokenTTL.
+//     sharing PostgreSQL) is heard of through the store's change feed when the store has one
+//     (auth.RevocationWatcher: SQLite within its poll interval, PostgreSQL by NOTIFY as the
+//     revocation commits): it is forgotten, and the sessions it opened end, at once;
+//   - a token revoked where no feed tells of it (SQL by hand on SQLite's file is polled
+//     too; a store without a feed) is refused once its entry expires: within TokenTTL.
 
 // tokenCache remembers good tokens by hash for a while. The zero value remembers nothing.
 type tokenCache struct {
@@ -82,11 +89,16 @@ func (c *tokenCache) lookup(ctx context.Context, store auth.Store, hash string) 
 // forget drops what is remembered of the token with the ID, and keeps lookups under way from
 // remembering it.
 func (c *tokenCache) forget(id string) {
+	c.forgetAll(map[string]bool{id: true})
+}
+
+// forgetAll forgets every token whose ID is in ids.
+func (c *tokenCache) forgetAll(ids map[string]bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
 	for h, e := range c.entries {
-		if e.tok.ID == id {
+		if ids[e.tok.ID] {
 			delete(c.entries, h)
 		}
 	}
@@ -100,5 +112,125 @@ func (c *tokenCache) forget(id string) {
 func (g *Gateway) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	err := g.o.Store.RevokeToken(ctx, id, at)
 	g.tokens.forget(id)
+	if err == nil {
+		g.endSessionsOf(ctx, map[string]bool{id: true})
+	}
 	return err
+}
+
+// watchRevocations follows the store's revocations until ctx ends: each time a token may
+// have been revoked (on any instance), the revoked tokens are forgotten and the sessions they
+// opened end.
+func (g *Gateway) watchRevocations(ctx context.Context, w auth.RevocationWatcher) {
+	pause := 50 * time.Millisecond
+	for ctx.Err() == nil {
+		// Registered first, read second: a revocation between the two is not missed.
+		ch, err := w.WatchRevocations(ctx)
+		if err == nil {
+			err = g.applyRevocations(ctx)
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return
+			}
+			g.logger.Warn("token revocations could not be followed; trying again", "err", err)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(pause):
+			}
+			pause = min(2*pause, 5*time.Second)
+			continue
+		}
+		pause = 50 * time.Millisecond
+		if g.o.RevocationsRead != nil {
+			g.o.RevocationsRead()
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-ch:
+		}
+	}
+}
+
+// applyRevocations reads which tokens are revoked, forgets them, and ends their sessions.
+func (g *Gateway) applyRevocations(ctx context.Context) error {
+	list, err := g.o.Store.Tokens(ctx)
+	if err != nil {
+		return err
+	}
+	revoked := map[string]bool{}
+	for _, t := range list {
+		if !t.Revoked.IsZero() {
+			revoked[t.ID] = true
+		}
+	}
+	if len(revoked) == 0 {
+		return nil
+	}
+	g.tokens.forgetAll(revoked)
+	g.endSessionsOf(ctx, revoked)
+	return nil
+}
+
+// endSessionsOf ends the live sessions opened with the tokens: they are forgotten and their
+// runs end, the cards their calls wait on are cancelled (so those calls are refused, never
+// run), and their MCP sessions are closed.
+func (g *Gateway) endSessionsOf(ctx context.Context, ids map[string]bool) {
+	ctx = context.WithoutCancel(ctx)
+	for _, s := range g.live() {
+		if !ids[s.token.ID] {
+			continue
+		}
+		g.logger.Info("a session's token was revoked; the session ends", "session", s.id, "token", s.token.ID)
+		g.recordRevoked(ctx, s)
+		s.end(ctx)
+		g.cancelCards(ctx, s)
+		if ss := s.ss.Load(); ss != nil {
+			// Closing waits for the session's calls in flight to return: not here, so that
+			// one slow call does not hold up the other sessions' ends.
+			go func() { _ = ss.Close() }()
+		}
+	}
+}
+
+// tokenRevoked is the audit code of a session ended because its token was revoked.
+const tokenRevoked = "token_revoked"
+
+// recordRevoked records, as the session's, that it ends because its token was revoked.
+func (g *Gateway) recordRevoked(ctx context.Context, s *session) {
+	tok := s.token
+	e := &audit.Event{Time: time.Now(), Kind: audit.KindDecision, Tool: "mcp:session", Decision: verdict.Deny.String(),
+		Tenant: tok.Tenant, Role: tok.SessionRole, Profile: tok.Profile, Principal: tok.Name, Session: s.id,
+		Blockers: []audit.Blocker{{Code: tokenRevoked, Detail: "the session's token " + tok.ID + " was revoked: the session ended, and its waiting calls were cancelled"}}}
+	if err := g.o.Store.Append(ctx, e); err != nil {
+		g.logger.Error("the end of a revoked token's session could not be recorded", "session", s.id, "err", err)
+	}
+}
+
+// cardLister is a store that lists cards (every store of Warden's).
+type cardLister interface {
+	Cards(ctx context.Context, f approval.CardFilter) ([]*approval.Card, error)
+}
+
+// cancelCards cancels the pending cards of an ended session's calls.
+func (g *Gateway) cancelCards(ctx context.Context, s *session) {
+	store, ok := g.o.Store.(cardLister)
+	if !ok {
+		return // a store that keeps no cards has none waiting
+	}
+	cards, err := store.Cards(ctx, approval.CardFilter{Tenant: s.token.Tenant, State: approval.Pending})
+	if err != nil {
+		g.logger.Error("the cards of a revoked token's session could not be read; they wait until their deadline", "session", s.id, "err", err)
+		return
+	}
+	for _, c := range cards {
+		if c.Session != s.id {
+			continue
+		}
+		if err := g.o.Broker.Cancel(ctx, c.ID); err != nil {
+			g.logger.Error("a card of a revoked token's session could not be cancelled", "card", c.ID, "err", err)
+		}
+	}
 }

@@ -46,6 +46,7 @@ type upstream struct {
 	dialing   chan struct{}  // closed when the dial in progress ends; nil when none is
 	err       error          // the last connect error, while not connected
 	retryAt   time.Time
+	errs      *counts // the pool's count of failed calls
 }
 
 // credential is what a session hands an upstream: a value (for own and shared connections)
@@ -66,6 +67,8 @@ type pool struct {
 	// sandbox is how the stdio processes of connectors with sandbox: true run (the zero
 	// value: the full sandbox, with the egress defaults). Set before the first get.
 	sandbox connectorSandbox
+	// errs counts the calls that failed at an upstream, by connector.
+	errs counts
 }
 
 func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpdatedNotificationParams)) *pool {
@@ -78,7 +81,7 @@ func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*u
 	p.mu.Lock()
 	u, ok := p.all[key]
 	if !ok {
-		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox}
+		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox, errs: &p.errs}
 		p.all[key] = u
 	}
 	p.mu.Unlock()
@@ -409,7 +412,12 @@ func (u *upstream) catalog() map[string]*mcp.Tool {
 // went away, and doing it twice is worse than failing.
 //
 // meta goes with the call as its _meta: who is calling (see callerMeta).
-func (u *upstream) call(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool) (*mcp.CallToolResult, error) {
+func (u *upstream) call(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool) (_ *mcp.CallToolResult, err error) {
+	defer func() {
+		if err != nil && ctx.Err() == nil && u.errs != nil {
+			u.errs.add(u.server.ID) // the caller's giving up is not the upstream's failure
+		}
+	}()
 	for attempt := 0; ; attempt++ {
 		if err := u.connect(ctx); err != nil {
 			return nil, err

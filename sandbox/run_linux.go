@@ -317,6 +317,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		switch ev.kind {
 		case msgReady:
 			started = true
+			starts.Add(1)
 			res.ProxyAddr = "127.0.0.1:" + string(ev.data)
 		case msgError:
 			setupErr = fmt.Errorf("sandbox: %s", ev.data)

@@ -39,6 +39,12 @@ type Options struct {
 	Info map[string]any
 	// Boundaries serves GET and PUT /api/v1/tenants/{tenant}/boundaries (nil: 404).
 	Boundaries Boundaries
+	// Metrics serves GET /metrics to admin tokens (nil: 404). The metrics span every tenant,
+	// so no tenant's token may read them.
+	Metrics http.Handler
+	// ValidateToken checks a token created through POST /api/v1/tokens against the policy in
+	// force (nil: agent tokens cannot be created there).
+	ValidateToken auth.Validator
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
@@ -63,6 +69,12 @@ func New(o Options) *Server {
 	s.mux.Handle("GET /api/v1/audit", s.authed(s.queryAudit, auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer))
 	s.mux.Handle("GET /api/v1/tenants/{tenant}/boundaries", s.authed(s.getBoundaries, boundaryReaders...))
 	s.mux.Handle("PUT /api/v1/tenants/{tenant}/boundaries", s.authed(s.putBoundaries, boundaryWriters...))
+	s.mux.Handle("GET /api/v1/tokens", s.authed(s.listTokens, tokenRoutes...))
+	s.mux.Handle("POST /api/v1/tokens", s.authed(s.createToken, tokenRoutes...))
+	s.mux.Handle("DELETE /api/v1/tokens/{id}", s.authed(s.revokeToken, tokenRoutes...))
+	if o.Metrics != nil {
+		s.mux.Handle("GET /metrics", s.authed(o.Metrics.ServeHTTP, auth.RoleAdmin))
+	}
 	return s
 }
 

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,6 +15,7 @@ type mcpOptions struct {
 	sandbox    sandboxFlags
 	token      string
 	workspaces string
+	logs       logOptions
 }
 
 func newMCPCmd(root *rootOptions) *cobra.Command {
@@ -26,11 +26,12 @@ func newMCPCmd(root *rootOptions) *cobra.Command {
 		Long: `Serve one MCP session on standard input and output, for clients that start their servers as
 commands. The token (from warden token create; or $WARDEN_TOKEN) binds the tenant, role and
 profile exactly as on warden serve's /mcp; calls are reviewed, gated and recorded in the same
-store. Logs go to standard error.`,
+store. Logs go to standard error.` + envHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.token == "" {
-				o.token = os.Getenv("WARDEN_TOKEN")
+			logger, err := o.logs.logger(cmd.ErrOrStderr())
+			if err != nil {
+				return err
 			}
 			if o.token == "" {
 				return errors.New("give --token (or set WARDEN_TOKEN): an agent token from warden token create")
@@ -41,7 +42,6 @@ store. Logs go to standard error.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
 			sb, err := o.sandbox.setup(ctx, os.LookupEnv, o.store.files())
 			if err != nil {
 				return err
@@ -71,5 +71,6 @@ store. Logs go to standard error.`,
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
 	o.store.register(cmd)
 	o.sandbox.register(cmd)
+	o.logs.register(cmd, "warn")
 	return cmd
 }

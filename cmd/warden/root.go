@@ -25,15 +25,19 @@ func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:           "warden",
 		Short:         "Permissions and execution boundaries for AI agents",
-		Long:          "Warden decides which tools each agent session holds, reviews every call, and records why.",
+		Long:          "Warden decides which tools each agent session holds, reviews every call, and records why." + envHelp,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return applyEnv(cmd, os.LookupEnv)
+		},
 	}
 	root.PersistentFlags().StringVarP(&opts.config, "config", "c", "",
 		"policy file (default ./"+defaultConfig+", else the built-in quickstart policy)")
 	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newReviewCmd(opts), newDocsCmd(opts),
 		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newBoundariesCmd(opts), newAuditCmd(), newPinCmd(opts), newDiscoverCmd(opts),
-		newEgressCmd(), newExecCmd())
+		newEgressCmd(), newExecCmd(), newVersionCmd())
+	documentEnv(root)
 	return root
 }
 

@@ -23,9 +23,11 @@ import (
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/gateway"
+	"github.com/wardenhq/warden/metrics"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/sandbox"
 	"github.com/wardenhq/warden/server"
 )
 
@@ -37,6 +39,8 @@ type serveOptions struct {
 	workspaces  string
 	clientToken bool
 	bounds      httpBounds
+	logs        logOptions
+	metricsAddr string
 }
 
 func newServeCmd(root *rootOptions) *cobra.Command {
@@ -55,7 +59,7 @@ hash; on every start it prints a fresh agent token for tenant default, role pers
 ready-to-paste client configuration (--client-token=false to skip). It serves /healthz, /readyz
 and the REST API under /api/v1 (approvals, standing approvals, the audit trail). SIGHUP reloads
 the policy: every session's tools are computed again, and clients are told when they change.
-SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
+SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + envHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := root.load(cmd)
@@ -70,10 +74,12 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8640", "the address to listen on")
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
+	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, with no token, on this address (for a Prometheus on a private network; on --addr /metrics needs an admin token)")
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
 	o.sandbox.register(cmd)
 	o.bounds.register(cmd)
+	o.logs.register(cmd, "info")
 	o.sessions.register(cmd)
 	return cmd
 }
@@ -121,7 +127,10 @@ func (f *sessionFlags) apply(o *gateway.Options) {
 }
 
 func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions, p *policy.Policy) error {
-	logger := slog.New(slog.NewTextHandler(out, nil))
+	logger, err := o.logs.logger(out)
+	if err != nil {
+		return err
+	}
 	if err := o.bounds.check(); err != nil {
 		return err
 	}
@@ -151,12 +160,8 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		return err
 	}
 	defer st.close()
-	srv := server.New(server.Options{
-		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
-		Info: map[string]any{"policy": p.Revision, "store": kind,
-			"sandbox": sb.summary(), "egress": sb.egressSummary()},
-		Boundaries: st.gateway,
-	})
+	srv := newServer(st, db, logger, map[string]any{"policy": p.Revision, "store": kind,
+		"sandbox": sb.summary(), "egress": sb.egressSummary()})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
 	mux.Handle("/", srv)
@@ -184,6 +189,15 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	hs, conns := o.bounds.server(mux, logger)
 	done := make(chan error, 1)
 	go func() { done <- hs.Serve(conns.listener(ln)) }()
+	if o.metricsAddr != "" {
+		ms, err := serveMetrics(o.metricsAddr, st.metrics, logger)
+		if err != nil {
+			_ = hs.Close()
+			return err
+		}
+		defer ms.Close()
+		fmt.Fprintf(out, "warden: metrics at http://%s/metrics, with no token\n", ms.addr)
+	}
 	select {
 	case err := <-done:
 		return err
@@ -219,6 +233,8 @@ type stack struct {
 	gate       *gate.Gate
 	gateway    *gateway.Gateway
 	workspaces string
+	// metrics counts what the gate decides and reads the gateway's live state, for /metrics.
+	metrics *metrics.Metrics
 }
 
 // instanceID is this process's instance (instance.Keeper.ID), recorded on its runs and cards;
@@ -231,6 +247,23 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	}
 	st := &stack{env: env}
 	var gw atomic.Pointer[gateway.Gateway]
+	st.metrics = metrics.New(metrics.Sources{
+		Sessions: func() map[string]int {
+			if g := gw.Load(); g != nil {
+				return g.LiveSessions()
+			}
+			return nil
+		},
+		UpstreamErrors: func() map[string]uint64 {
+			if g := gw.Load(); g != nil {
+				return g.UpstreamErrors()
+			}
+			return nil
+		},
+		PendingCards:  func(ctx context.Context) (map[string]int, error) { return pendingCards(ctx, db) },
+		SandboxStarts: sandbox.Starts,
+		Logger:        logger,
+	})
 	st.broker = approval.NewBroker(approval.Options{Store: db, Instance: instanceID,
 		Timeout: time.Duration(env.ApprovalTimeoutMS()) * time.Millisecond,
 		OnCard: func(c *approval.Card) {
@@ -239,7 +272,7 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 			}
 		}})
 	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger,
-		Instance: instanceID}); err != nil {
+		Instance: instanceID, Observe: st.metrics.Observe}); err != nil {
 		return nil, err
 	}
 	gwo := gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
@@ -256,6 +289,30 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	gw.Store(st.gateway)
 	st.workspaces = st.gateway.Workspaces()
 	return st, nil
+}
+
+// newServer is the REST API, health and /metrics of a stack, as warden serve serves them.
+func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any) *server.Server {
+	return server.New(server.Options{
+		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
+		Info:          info,
+		Boundaries:    st.gateway,
+		Metrics:       st.metrics.Handler(),
+		ValidateToken: tokenValidator(st.gateway.Policy),
+	})
+}
+
+// pendingCards counts the cards waiting for an answer in the store, by tenant.
+func pendingCards(ctx context.Context, db appStore) (map[string]int, error) {
+	cards, err := db.Cards(ctx, approval.CardFilter{State: approval.Pending})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]int{}
+	for _, c := range cards {
+		out[c.Tenant]++
+	}
+	return out, nil
 }
 
 // tokenTTL is how long the gateway trusts an agent token it found good without looking it up

@@ -34,12 +34,14 @@ type appStore interface {
 type storeOptions struct {
 	db        string
 	postgres  string
+	schema    string
 	heartbeat time.Duration
 }
 
 func (o *storeOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.db, "db", "", "the embedded SQLite store's file (default ./"+defaultDB+")")
 	cmd.Flags().StringVar(&o.postgres, "postgres", "", "a PostgreSQL URL, for several instances sharing one store")
+	cmd.Flags().StringVar(&o.schema, "postgres-schema", "", "the PostgreSQL schema to keep Warden's tables in, created if missing (default: the URL's search_path, else public)")
 	cmd.Flags().DurationVar(&o.heartbeat, "heartbeat", instance.DefaultInterval,
 		fmt.Sprintf("how often this process tells the store it is alive and frees what stopped ones held; one silent for %d heartbeats is taken for dead", instance.StaleBeats))
 }
@@ -58,7 +60,6 @@ func closeKeeper(ctx context.Context, k *instance.Keeper, logger *slog.Logger) {
 	}
 }
 
-// open opens the chosen store, and says which it is.
 // files are the embedded store's files (none for PostgreSQL): no sandboxed command may read
 // them.
 func (o *storeOptions) files() []string {
@@ -76,16 +77,19 @@ func (o *storeOptions) files() []string {
 	return []string{abs, abs + "-wal", abs + "-shm", abs + "-journal"}
 }
 
+// open opens the chosen store, and says which it is.
 func (o *storeOptions) open(ctx context.Context) (appStore, string, error) {
 	switch {
 	case o.db != "" && o.postgres != "":
 		return nil, "", errors.New("give --db or --postgres, not both")
+	case o.schema != "" && o.postgres == "":
+		return nil, "", usagef("--postgres-schema %q: give --postgres too (SQLite has no schemas)", o.schema)
 	case o.postgres != "":
-		db, err := postgres.Open(ctx, o.postgres)
+		db, err := postgres.OpenSchema(ctx, o.postgres, o.schema)
 		if err != nil {
 			return nil, "", err
 		}
-		return db, "postgres", nil
+		return db, "postgres (schema " + db.Schema() + ")", nil
 	}
 	path := o.db
 	if path == "" {

@@ -1,17 +1,19 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/policy"
+	"github.com/wardenhq/warden/server"
 )
 
 type tokenOptions struct {
@@ -49,8 +51,100 @@ scoped, except admin). The secret is printed once, on the last line.`,
 	f.StringVar(&o.access, "access", auth.RoleAgent, "what the token may do: agent (an MCP session), admin, operator, approver or viewer")
 	f.StringVar(&o.name, "name", "", "a name for people (who approved a card is recorded by it)")
 	o.store.register(create)
-	cmd.AddCommand(create)
+
+	var asJSON bool
+	list := &cobra.Command{
+		Use:   "list [--json] [--db FILE | --postgres URL]",
+		Short: "List the tokens: id, name, access, tenant, role, profile, created, revoked (never a secret)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return o.list(cmd, asJSON)
+		},
+	}
+	list.Flags().BoolVar(&asJSON, "json", false, "print them as JSON")
+	o.store.register(list)
+
+	revoke := &cobra.Command{
+		Use:   "revoke ID [--db FILE | --postgres URL]",
+		Short: "Revoke a token: every server on the store refuses it at once and ends the sessions it opened",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			db, kind, err := o.store.open(cmd.Context())
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			if err := db.RevokeToken(cmd.Context(), args[0], time.Now()); err != nil {
+				if errors.Is(err, auth.ErrNotFound) {
+					return fmt.Errorf("revoke %s in %s: no such token, or it is revoked already", args[0], kind)
+				}
+				return fmt.Errorf("revoke %s in %s: %w", args[0], kind, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "revoked token %s in %s\n", args[0], kind)
+			return nil
+		},
+	}
+	o.store.register(revoke)
+	cmd.AddCommand(create, list, revoke)
 	return cmd
+}
+
+// list prints every token, revoked ones included.
+func (o *tokenOptions) list(cmd *cobra.Command, asJSON bool) error {
+	db, kind, err := o.store.open(cmd.Context())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	tokens, err := db.Tokens(cmd.Context())
+	if err != nil {
+		return fmt.Errorf("list the tokens in %s: %w", kind, err)
+	}
+	w := cmd.OutOrStdout()
+	if asJSON {
+		out := make([]server.TokenJSON, len(tokens))
+		for i, t := range tokens {
+			out[i] = server.ToTokenJSON(t)
+		}
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"tokens": out})
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tACCESS\tTENANT\tROLE\tPROFILE\tCREATED\tREVOKED")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	for _, t := range tokens {
+		revoked := "-"
+		if !t.Revoked.IsZero() {
+			revoked = t.Revoked.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, dash(t.Name), t.Role, dash(t.Tenant), dash(t.SessionRole),
+			dash(t.Profile), t.Created.UTC().Format(time.RFC3339), revoked)
+	}
+	return tw.Flush()
+}
+
+// tokenValidator checks a new token's tenant, role and profile against the policy current
+// returns (POST /api/v1/tokens).
+func tokenValidator(current func() *policy.Policy) auth.Validator {
+	return func(t *auth.Token) error {
+		p := current()
+		switch t.Role {
+		case auth.RoleAdmin:
+			return nil
+		case auth.RoleAgent:
+			return (&tokenOptions{tenant: t.Tenant, role: t.SessionRole, profile: t.Profile}).checkSession(p)
+		}
+		if _, ok := p.Tenant(t.Tenant); !ok {
+			return fmt.Errorf("tenant %q: the policy has no such tenant", t.Tenant)
+		}
+		return nil
+	}
 }
 
 func (o *tokenOptions) create(cmd *cobra.Command, p *policy.Policy) error {
@@ -128,10 +222,4 @@ func (o *tokenOptions) checkSession(p *policy.Policy) error {
 	return nil
 }
 
-func newTokenID() string {
-	var b [8]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err)
-	}
-	return "tok_" + hex.EncodeToString(b[:])
-}
+func newTokenID() string { return auth.NewID() }

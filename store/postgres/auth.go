@@ -80,12 +80,40 @@ func (db *DB) Tokens(ctx context.Context) ([]*auth.Token, error) {
 // RevokeToken revokes a token; auth.ErrNotFound if there is no unrevoked token with the ID.
 func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	when, ns := ts(orNow(at))
-	tag, err := db.pool.Exec(ctx, `UPDATE tokens SET revoked = $2, revoked_ns = $3 WHERE id = $1 AND revoked IS NULL`, id, when, ns)
+	var n int64
+	err := db.inTx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE tokens SET revoked = $2, revoked_ns = $3 WHERE id = $1 AND revoked IS NULL`, id, when, ns)
+		if err != nil {
+			return err
+		}
+		if n = tag.RowsAffected(); n == 0 {
+			return nil
+		}
+		// Every instance's watch hears of it when the revocation commits.
+		_, err = tx.Exec(ctx, `SELECT pg_notify($1, $2)`, db.channel, revocationsKey)
+		return err
+	})
 	if err != nil {
 		return db.wrap("revoke token", err)
 	}
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return fmt.Errorf("token %q: %w", id, auth.ErrNotFound)
 	}
 	return nil
+}
+
+// revocationsKey is what a token revocation notifies on the store's channel, and its
+// watchers' key in the hub (card ids never start with "*").
+const revocationsKey = "*tokens"
+
+// WatchRevocations returns a channel closed when a token may have been revoked, by whichever
+// instance. While the LISTEN connection is being re-established the watch stays registered,
+// and it fires when the connection is back (a revocation made meanwhile was not heard).
+func (db *DB) WatchRevocations(ctx context.Context) (<-chan struct{}, error) {
+	if err := db.hub.ensure(ctx); err != nil {
+		return nil, err
+	}
+	w := db.hub.add(revocationsKey)
+	db.hub.until(ctx, w)
+	return w.ch, nil
 }

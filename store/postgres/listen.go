@@ -182,12 +182,12 @@ func (h *hub) listen(ctx context.Context, conn *pgx.Conn) {
 }
 
 // recheck wakes the watchers of every watched card that is no longer pending, and every
-// watcher of the hard blocks.
+// watcher of the hard blocks and of token revocations.
 func (h *hub) recheck(ctx context.Context) error {
 	h.mu.Lock()
 	ids := make([]string, 0, len(h.watchers))
 	for id := range h.watchers {
-		if id == boundariesKey {
+		if id == boundariesKey || id == revocationsKey {
 			continue
 		}
 		ids = append(ids, id)
@@ -195,6 +195,7 @@ func (h *hub) recheck(ctx context.Context) error {
 	h.mu.Unlock()
 	// A hard-block write may have gone unheard: its watchers read every document again.
 	h.notify(boundariesKey)
+	h.notify(revocationsKey)
 	if len(ids) == 0 {
 		return nil
 	}

@@ -120,10 +120,25 @@ type DB struct {
 //
 // Pool settings (pool_max_conns, ...) may be given in the URL as pgxpool documents them.
 func Open(ctx context.Context, url string) (*DB, error) {
+	return OpenSchema(ctx, url, "")
+}
+
+// OpenSchema is Open with every table in the named schema, created if it is missing; with
+// schema "", it is Open (the URL's search_path selects the schema). Two schemas on one database are two
+// independent stores: their tables, advisory locks and notification channel are apart.
+func OpenSchema(ctx context.Context, url, schema string) (*DB, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		// pgx's message redacts the password.
 		return nil, fmt.Errorf("postgres: cannot parse the database URL: %w", err)
+	}
+	if schema != "" {
+		if err := createSchema(ctx, cfg.ConnConfig, schema); err != nil {
+			return nil, err
+		}
+		// Every connection of the pool, and the listener's (a copy of this configuration),
+		// works in the schema.
+		cfg.ConnConfig.RuntimeParams["search_path"] = pgx.Identifier{schema}.Sanitize()
 	}
 	// The atomicity arguments in this package are made for READ COMMITTED, whatever the
 	// server's default.
@@ -164,6 +179,19 @@ func (db *DB) start(ctx context.Context) error {
 		return err
 	}
 	db.hub = newHub(db)
+	return nil
+}
+
+// createSchema creates the schema if it is missing, on a connection of its own.
+func createSchema(ctx context.Context, cc *pgx.ConnConfig, schema string) error {
+	conn, err := pgx.ConnectConfig(ctx, cc.Copy())
+	if err != nil {
+		return fmt.Errorf("postgres: connect to %s:%d/%s to create schema %q: %w", cc.Host, cc.Port, cc.Database, schema, err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	if _, err := conn.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return fmt.Errorf("postgres: create schema %q: %w", schema, err)
+	}
 	return nil
 }
 

@@ -74,8 +74,9 @@ type DB struct {
 	r  *sql.DB // readers
 	rs readStmts
 
-	hub    *hub
-	bounds boundaryWatch // hard-block watchers
+	hub     *hub
+	bounds  boundaryWatch // hard-block watchers
+	revoked boundaryWatch // token revocation watchers (the sum is the count of revoked tokens)
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer

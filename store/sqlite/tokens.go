@@ -103,5 +103,6 @@ func (db *DB) RevokeToken(ctx context.Context, id string, at time.Time) error {
 	if n == 0 {
 		return fmt.Errorf("revoke token %s: %w", id, auth.ErrNotFound)
 	}
+	db.revoked.fire()
 	return nil
 }
