@@ -530,3 +530,19 @@ func TestReport(t *testing.T) {
 		t.Fatalf("$0.60 on a $0.50 run: %+v, %v; want the money recorded, no turn, the run stopped", st, err)
 	}
 }
+
+// A session rebound (a hard-block change, a reload) shares its stop with the session it was
+// rebound from, so a stop made on the old one while a call rebinds it is not lost.
+func TestRebindSharesTheStop(t *testing.T) {
+	r := newRig(t, time.Minute)
+	ctx := context.Background()
+	s := r.specialist("rebind")
+	n := s.Rebind(s.Review)
+	if err := r.gate.ModelSpend(ctx, s, 0.6); !errors.Is(err, gate.ErrLimit) {
+		t.Fatalf("$0.60 on a $0.50 run: %v; want ErrLimit", err)
+	}
+	out, _ := r.gate.Call(ctx, n, "Read", map[string]any{"file_path": "x"}, ok)
+	if out.Ran || !hasCode(out.Verdict, verdict.RunLimit) {
+		t.Errorf("a call of the rebound session after the old one was stopped: %s", out.Verdict.Summary())
+	}
+}

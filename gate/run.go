@@ -139,4 +139,4 @@ func (g *Gate) ModelSpend(ctx context.Context, s *Session, usd float64) error {
 }
 
 // stop makes the session refuse every further call, saying why.
-func (g *Gate) stop(s *Session, why string) { s.stopped.CompareAndSwap(nil, &why) }
+func (g *Gate) stop(s *Session, why string) { s.stopped().CompareAndSwap(nil, &why) }

@@ -71,7 +71,7 @@ func (g *Gate) Report(ctx context.Context, s *Session, u Usage) (*Standing, erro
 	if p := u.Check(); len(p) > 0 {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidUsage, p[0])
 	}
-	if why := s.stopped.Load(); why != nil {
+	if why := s.stopped().Load(); why != nil {
 		st, err := g.Standing(ctx, s)
 		if err != nil {
 			return nil, err
@@ -85,7 +85,7 @@ func (g *Gate) Report(ctx context.Context, s *Session, u Usage) (*Standing, erro
 		}
 		rec.ModelUsd = u.ModelUsd
 	}
-	for i := 0; i < u.Turns && s.stopped.Load() == nil; i++ {
+	for i := 0; i < u.Turns && s.stopped().Load() == nil; i++ {
 		if err := g.Turn(ctx, s); errors.Is(err, ErrLimit) {
 			break
 		} else if err != nil {
@@ -110,7 +110,7 @@ func (g *Gate) Report(ctx context.Context, s *Session, u Usage) (*Standing, erro
 func (g *Gate) Standing(ctx context.Context, s *Session) (*Standing, error) {
 	sf := s.Review.Surface
 	st := &Standing{Tenant: sf.Tenant().ID, Month: month(g.clock.Now()), MonthlyCapUsd: sf.Tenant().MonthlyModelCapUsd}
-	if why := s.stopped.Load(); why != nil {
+	if why := s.stopped().Load(); why != nil {
 		st.Stopped = *why
 	}
 	var err error
@@ -147,3 +147,8 @@ func (g *Gate) StoredStanding(ctx context.Context, runID string) (*Standing, err
 	}
 	return st, nil
 }
+
+// ErrNotHeld is matched by the error of a report for a run the ledger has as live but no
+// session of this process holds: another instance serves its session (or a process that
+// died left it open). Nothing was recorded; its session's instance must be told.
+var ErrNotHeld = errors.New("the run is live, but no session of this process holds it")
