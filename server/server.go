@@ -1,7 +1,9 @@
 // Package server is Warden's HTTP face under `warden serve`: health and readiness, and the
 // REST API (H2) for approvals (the inbox of cards, answers, standing approvals), the audit
-// trail and each tenant's stored hard blocks (ETag and If-Match on writes). Every /api request needs a bearer token (H1): stored as a hash, carrying a role and,
-// except for admins, a tenant; another tenant's object is 404, so nothing leaks that it exists.
+// trail, each tenant's stored hard blocks (ETag and If-Match on writes) and the usage of runs
+// (turns and model dollars a harness reports, held to the run's limits). Every /api request
+// needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
+// tenant; another tenant's object is 404, so nothing leaks that it exists.
 package server
 
 import (
@@ -39,6 +41,8 @@ type Options struct {
 	Info map[string]any
 	// Boundaries serves GET and PUT /api/v1/tenants/{tenant}/boundaries (nil: 404).
 	Boundaries Boundaries
+	// Runs serves POST /api/v1/runs/{id}/usage (nil: 404).
+	Runs Runs
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
@@ -63,6 +67,7 @@ func New(o Options) *Server {
 	s.mux.Handle("GET /api/v1/audit", s.authed(s.queryAudit, auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer))
 	s.mux.Handle("GET /api/v1/tenants/{tenant}/boundaries", s.authed(s.getBoundaries, boundaryReaders...))
 	s.mux.Handle("PUT /api/v1/tenants/{tenant}/boundaries", s.authed(s.putBoundaries, boundaryWriters...))
+	s.mux.Handle("POST /api/v1/runs/{id}/usage", s.authed(s.runUsage, runUsers...))
 	return s
 }
 

@@ -106,6 +106,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		Info: map[string]any{"policy": p.Revision, "store": kind,
 			"sandbox": sb.summary(), "egress": sb.egressSummary()},
 		Boundaries: st.gateway,
+		Runs:       st.gateway,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
