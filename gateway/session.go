@@ -260,6 +260,9 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 	for _, name := range sf.Tools() {
 		t, _ := sf.Policy().Tool(name)
 		switch {
+		case t.Kind == "net_search":
+			// Only a harness that searches itself holds one (search.provider: harness): Warden
+			// has no search to serve.
 		case t.Kind != "":
 			def := &mcp.Tool{Name: t.Name, Description: nativeDescription(t), InputSchema: nativeSchema(t),
 				Annotations: nativeAnnotations(t)}
