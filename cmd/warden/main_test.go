@@ -458,4 +458,8 @@ func TestSurfaceExplainsAbsentSearch(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "WebSearch: absent (registration)") || !strings.Contains(out, "no search provider is configured") {
 		t.Errorf("explain: status %d\n%s", code, out)
 	}
+	out, _, code = run(t, "docs")
+	if code != 0 || !strings.Contains(out, "| never: no search provider is configured") {
+		t.Errorf("the permissions page does not say WebSearch never registers: status %d", code)
+	}
 }
