@@ -1,21 +1,27 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/examples"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
 )
 
@@ -37,11 +43,11 @@ func usagePolicy(t *testing.T) *policy.Policy {
 // usageRig is `warden serve`'s stack behind a real HTTP listener: /mcp and the REST API.
 type usageRig struct {
 	t   *testing.T
-	db  *sqlite.DB
+	db  appStore
 	url string
 }
 
-func newUsageRig(t *testing.T, db *sqlite.DB, dir string) *usageRig {
+func newUsageRig(t *testing.T, db appStore, dir string) *usageRig {
 	t.Helper()
 	st, err := newStack(usagePolicy(t), db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
@@ -327,12 +333,63 @@ func TestRunUsageRefusals(t *testing.T) {
 	}
 
 	// Another instance on the same store does not hold the run: it says so, and records nothing.
-	other := newUsageRig(t, db, t.TempDir())
-	code, body = other.usage(agent, run, `{"turns": 1}`)
-	if code != http.StatusConflict || body["error"].(map[string]any)["code"] != "run_elsewhere" {
+	elsewhere(t, r, newUsageRig(t, db, t.TempDir()), agent, run)
+}
+
+// elsewhere checks that an instance that does not hold a run refuses its usage, clearly, and
+// that the instance that holds it still counts it.
+func elsewhere(t *testing.T, holder, other *usageRig, agent, run string) {
+	t.Helper()
+	code, body := other.usage(agent, run, `{"turns": 1}`)
+	if code != http.StatusConflict || body["error"].(map[string]any)["code"] != "run_elsewhere" ||
+		body["run"].(map[string]any)["held"] != false {
 		t.Fatalf("a run held by another instance: HTTP %d %v; want 409 run_elsewhere", code, body)
 	}
-	if code, st := r.usage(agent, run, `{}`); code != http.StatusOK || st["turns"] != float64(0) {
-		t.Errorf("the run after a report to another instance: HTTP %d %v; want no turn counted", code, st)
+	if code, st := holder.usage(agent, run, `{"turns": 1}`); code != http.StatusOK || st["turns"] != float64(1) {
+		t.Errorf("the run after a report to another instance: HTTP %d %v; want only its own instance's turn counted", code, st)
 	}
+}
+
+// Two instances on one PostgreSQL database: a report that reaches the instance without the
+// run's session is refused as such, never counted where it could stop nothing.
+func TestRunUsageElsewherePostgres(t *testing.T) {
+	base := os.Getenv("WARDEN_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WARDEN_TEST_POSTGRES_URL is not set")
+	}
+	schema := "warden_test_usage_" + newTokenID()
+	admin, err := pgx.Connect(t.Context(), base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	open := func() appStore {
+		db, err := postgres.Open(t.Context(), u.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	a := newUsageRig(t, open(), t.TempDir())
+	b := newUsageRig(t, open(), t.TempDir())
+	agent, _ := a.token(auth.RoleAgent, "coworker", "reviewer")
+	_, run, _, refused := a.open(agent)
+	if refused != nil {
+		t.Fatalf("initialize: %v", refused)
+	}
+	elsewhere(t, a, b, agent, run)
 }
