@@ -94,6 +94,13 @@ func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
 	defer stop()
 	changed, err := b.store.Watch(wctx, c.ID)
 	if err != nil {
+		// The card must not stay pending: an answer to it would run nothing. The caller that
+		// went away in the meantime is the common case.
+		code, ch := verdict.ApprovalCanceled, ChannelCanceled
+		out, xerr := b.expire(context.WithoutCancel(ctx), c, code, ch)
+		if ctx.Err() != nil && xerr == nil {
+			return out, nil
+		}
 		return Outcome{}, fmt.Errorf("watch card: %w", err)
 	}
 	timer, stopTimer := b.clock.After(b.timeout)

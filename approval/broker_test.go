@@ -127,3 +127,27 @@ func TestAnswerRacesTheDeadline(t *testing.T) {
 		}
 	}
 }
+
+// A call that goes away between parking its card and watching it (the card is announced
+// first, and the announcement can end the call) leaves no card pending.
+func TestCallGoneBeforeItsCardIsWatched(t *testing.T) {
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ctx, cancel := context.WithCancel(context.Background())
+	b := approval.NewBroker(approval.Options{Store: db, Timeout: time.Minute, OnCard: func(c *approval.Card) {
+		if c.State == approval.Pending {
+			cancel()
+		}
+	}})
+	out, err := b.Decide(ctx, req)
+	if err != nil || out.Decision != verdict.Deny || out.Code != verdict.ApprovalCanceled {
+		t.Fatalf("%+v %v; want a deny for approval_canceled", out, err)
+	}
+	cards, err := db.Cards(context.Background(), approval.CardFilter{})
+	if err != nil || len(cards) != 1 || cards[0].State != approval.Expired || cards[0].Channel != approval.ChannelCanceled {
+		t.Fatalf("the card: %+v %v; want it expired through canceled", cards, err)
+	}
+}

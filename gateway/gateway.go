@@ -99,6 +99,14 @@ type Options struct {
 	// elsewhere (another process on the same SQLite file, another instance sharing
 	// PostgreSQL) is refused within TokenTTL.
 	TokenTTL time.Duration
+	// IdleTimeout ends an MCP session over HTTP that sends no request for this long (0: 30
+	// minutes; negative: never). A call in progress, waiting for a person included, keeps its
+	// session alive; an open event stream alone does not (clients ping to stay).
+	IdleTimeout time.Duration
+	// MaxSessionsPerToken and MaxSessionsPerTenant cap the live sessions one token, and one
+	// tenant, may hold at once (0: 64 and 1,024; negative: no cap). A session past a cap is
+	// refused (session_refused) and says which cap.
+	MaxSessionsPerToken, MaxSessionsPerTenant int
 }
 
 // Gateway serves MCP sessions. It is safe for concurrent use.
@@ -121,6 +129,19 @@ type Gateway struct {
 	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
 	egressSeen onceSet
 	secrets    tenantSecrets // each tenant's protected values, shared by its sessions
+
+	// requests are the HTTP requests being served, by the key Handler gave each
+	// (requestHeader): a call ends when the request that carries it does (callContext).
+	requests   sync.Map
+	requestSeq atomic.Uint64
+	// draining is set by Shutdown (under mu): calls are refused, and cards cancelled.
+	draining bool
+	// posts counts the POSTs being served (track); quiet, when set by Shutdown, is closed
+	// when none is left.
+	posts int
+	quiet chan struct{}
+	// perToken and perTenant count the live sessions, for the caps (admit).
+	perToken, perTenant map[string]int
 
 	rules     func(tenant string) *boundary.Set // Options.Boundaries, or bounds.Set
 	bounds    *boundary.Tenants                 // the hard blocks, unless Options.Boundaries was given
@@ -155,13 +176,22 @@ func New(o Options) (*Gateway, error) {
 	if o.ConnectWait <= 0 {
 		o.ConnectWait = 5 * time.Second
 	}
+	if o.IdleTimeout == 0 {
+		o.IdleTimeout = idleTimeout
+	}
+	if o.MaxSessionsPerToken == 0 {
+		o.MaxSessionsPerToken = maxSessionsPerToken
+	}
+	if o.MaxSessionsPerTenant == 0 {
+		o.MaxSessionsPerTenant = maxSessionsPerTenant
+	}
 	abs, err := filepath.Abs(o.Workspaces)
 	if err != nil {
 		return nil, err
 	}
 	o.Workspaces = abs
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
-		tokens: tokenCache{ttl: o.TokenTTL}}
+		tokens: tokenCache{ttl: o.TokenTTL}, perToken: map[string]int{}, perTenant: map[string]int{}}
 	snap := newSnapshot(o.Policy, o.Env)
 	if snap.rulesErr != nil {
 		return nil, fmt.Errorf("gateway: the policy's hard blocks: %w", snap.rulesErr)
@@ -274,7 +304,7 @@ func (g *Gateway) Handler() http.Handler {
 			return s.server
 		}
 		return lobby
-	}, &mcp.StreamableHTTPOptions{Logger: g.logger, MaxRequestBodyBytes: maxBody})
+	}, &mcp.StreamableHTTPOptions{Logger: g.logger, MaxRequestBodyBytes: maxBody, SessionTimeout: max(g.o.IdleTimeout, 0)})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, err := g.authenticate(r)
 		if err != nil {
@@ -296,6 +326,13 @@ func (g *Gateway) Handler() http.Handler {
 				// Another token's session: as far as this token can tell, it does not exist.
 				g.refuse(w, r, tok, rejection{status: http.StatusNotFound, rpc: codeRefused, code: "unknown_session", msg: "no such session"})
 				return
+			}
+		}
+		if id != "" && r.Method == http.MethodDelete {
+			// The session ends here, before the SDK closes it: a call of it waiting for a
+			// person would otherwise hold the DELETE until the card is answered.
+			if s := g.sessionByMCP(id); s != nil && s.token.ID == tok.ID {
+				s.end(context.WithoutCancel(r.Context()))
 			}
 		}
 		// A POST is read whole (the SDK would read it whole too): a body without a length
@@ -336,6 +373,11 @@ func (g *Gateway) Handler() http.Handler {
 		// call) goes to the lobby, a server that holds no tools: the SDK answers it or
 		// rejects it, and no Warden session, run or workspace is spent on it.
 		held := &heldRefusal{ResponseWriter: w}
+		if r.Method == http.MethodPost {
+			defer g.track(r)()
+		} else {
+			r.Header.Del(requestHeader)
+		}
 		mcpHandler.ServeHTTP(held, r.WithContext(ctx))
 		held.finish(g, r, tok, msgs)
 	})

@@ -59,6 +59,12 @@ type session struct {
 	waiting map[string]*waiter
 	kids    []*child
 	ended   bool
+	// life ends when the session does (endFor), with why as its cause: every call of the
+	// session ends with it (callContext).
+	life context.Context
+	stop context.CancelCauseFunc
+	// counted: the session counts toward its token's and tenant's caps (under g.mu).
+	counted bool
 }
 
 // An entry is one tool a session lists: Warden's own, or an upstream's.
@@ -89,19 +95,32 @@ type waiter struct {
 	token  any
 	ss     *mcp.ServerSession
 	card   atomic.Pointer[approval.Card]
+	cancel context.CancelCauseFunc // ends the call (Shutdown cancels calls waiting for a person)
 }
 
 // open starts a session for a token: its surface (refused if the role's invariants would be
 // broken), its run (refused at the run limits), its workspace and its tools.
-func (g *Gateway) open(ctx context.Context, tok *auth.Token) (*session, error) {
+func (g *Gateway) open(ctx context.Context, tok *auth.Token) (_ *session, err error) {
 	s := &session{g: g, id: newID(), token: tok, tools: map[string]*entry{}, extras: map[string]*extra{}, waiting: map[string]*waiter{}}
+	s.life, s.stop = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	for _, c := range g.children {
 		if c.token == tok {
 			s.child = c
 		}
 	}
+	err = g.admit(s)
 	g.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			g.mu.Lock()
+			g.release(s)
+			g.mu.Unlock()
+		}
+	}()
 
 	sf, err := s.surface()
 	if err != nil {
@@ -608,8 +627,8 @@ func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy
 
 // middleware watches what the SDK does not route to a tool: it learns the session's
 // connection at initialize (and names its run in the result), records the usage a call
-// carries in its _meta before the call is judged, and answers calls of tools the session does not list, recording
-// each (the SDK alone would answer without a trace).
+// carries in its _meta before the call is judged, and answers calls of tools the session does
+// not list, recording each (the SDK alone would answer without a trace).
 func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -715,7 +734,14 @@ func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 		}
 	}
 
-	w := s.wait(req, action.Digest(name, args))
+	if !s.g.admitCall() {
+		detail := errShuttingDown.Error() + "; the call did not run"
+		s.record(ctx, name, args, verdict.Unavailable, detail)
+		return refusal([]review.Blocker{{Code: verdict.Unavailable, Detail: detail, Decision: verdict.Deny}}), nil
+	}
+	ctx, cancel, release := s.callContext(ctx, req)
+	defer release()
+	w := s.wait(req, action.Digest(name, args), cancel)
 	defer s.unwait(w)
 	out, err := s.g.o.Gate.Call(ctx, s.current(), name, args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
 		return s.run(ctx, e, a, args)
@@ -1025,8 +1051,8 @@ func textResult(m map[string]any) (*mcp.CallToolResult, bool) {
 
 // wait registers a call that may wait for a person, so that the card it parks is announced to
 // the client with progress notifications.
-func (s *session) wait(req *mcp.CallToolRequest, digest string) *waiter {
-	w := &waiter{digest: digest, ss: req.Session, token: req.Params.GetProgressToken()}
+func (s *session) wait(req *mcp.CallToolRequest, digest string, cancel context.CancelCauseFunc) *waiter {
+	w := &waiter{digest: digest, ss: req.Session, token: req.Params.GetProgressToken(), cancel: cancel}
 	s.mu.Lock()
 	s.waiting[digest+"\x00"+fmt.Sprintf("%p", w)] = w
 	s.mu.Unlock()
@@ -1053,9 +1079,16 @@ func (s *session) onCard(c *approval.Card) {
 		}
 	}
 	s.mu.Unlock()
+	s.g.mu.Lock()
+	draining := s.g.draining
+	s.g.mu.Unlock()
 	for _, w := range ws {
 		first := w.card.Swap(c) == nil
 		if c.State != approval.Pending || !first {
+			continue
+		}
+		if draining {
+			w.cancel(errDrainedAnswer) // the server is going away: nobody would see the answer
 			continue
 		}
 		if w.token != nil {
@@ -1128,8 +1161,11 @@ func (s *session) elicit(ss *mcp.ServerSession, c *approval.Card) {
 	}
 }
 
-// end ends the session: its run, its children, its protected values.
-func (s *session) end(ctx context.Context) {
+// end ends the session: its calls, its run, its children, its protected values.
+func (s *session) end(ctx context.Context) { s.endFor(ctx, errSessionEnded) }
+
+// endFor ends the session, its calls ending with why.
+func (s *session) endFor(ctx context.Context, why error) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -1138,8 +1174,10 @@ func (s *session) end(ctx context.Context) {
 	s.ended = true
 	kids := s.kids
 	s.mu.Unlock()
+	s.stop(why)
 	g := s.g
 	g.mu.Lock()
+	g.release(s)
 	delete(g.sessions, s.id)
 	if id := s.mcpID.Load(); id != nil {
 		delete(g.byMCP, *id)

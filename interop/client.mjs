@@ -5,7 +5,8 @@
 //
 // STEPS_JSON is a list of steps, run in order on one session:
 //   {"op": "tools"}                               lists the tools (names, sorted)
-//   {"op": "call", "name": N, "arguments": {...}} calls a tool
+//   {"op": "call", "name": N, "arguments": {...}} calls a tool ("timeoutMs": the SDK's request
+//                                                  timeout, after which it cancels the call)
 //   {"op": "resources"} / {"op": "prompts"}       lists resources / prompts (names, sorted)
 //   {"op": "read", "uri": U}                      reads a resource
 // It prints one JSON document: {"server": {...}, "steps": [{"ok": ..., ...}]}. A step that fails
@@ -41,7 +42,8 @@ for (const step of steps) {
         break;
       }
       case "call": {
-        const r = await client.callTool({ name: step.name, arguments: step.arguments ?? {} });
+        const options = step.timeoutMs ? { timeout: step.timeoutMs } : undefined;
+        const r = await client.callTool({ name: step.name, arguments: step.arguments ?? {} }, undefined, options);
         const text = (r.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
         out.steps.push({ ok: true, isError: Boolean(r.isError), text, structured: r.structuredContent ?? null });
         break;

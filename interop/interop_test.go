@@ -92,6 +92,8 @@ type server struct {
 	base        string // http://host:port
 	clientToken string // the person token the banner printed
 	adminToken  string // the admin token made on first start
+	proc        *os.Process
+	exited      chan struct{} // closed when the process has exited
 	mu          sync.Mutex
 	log         bytes.Buffer
 }
@@ -123,7 +125,7 @@ func serveUnder(t *testing.T, dir string, env, wrap []string, args ...string) *s
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{}
+	s := &server{proc: cmd.Process, exited: make(chan struct{})}
 	ready := make(chan struct{})
 	go func() {
 		sc := bufio.NewScanner(pr)
@@ -154,7 +156,7 @@ func serveUnder(t *testing.T, dir string, env, wrap []string, args ...string) *s
 		}
 	}()
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); pw.Close() }()
+	go func() { done <- cmd.Wait(); close(s.exited); pw.Close() }()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -191,6 +193,7 @@ type step struct {
 	Op        string         `json:"op"`
 	Name      string         `json:"name,omitempty"`
 	Arguments map[string]any `json:"arguments,omitempty"`
+	TimeoutMs int            `json:"timeoutMs,omitempty"`
 	URI       string         `json:"uri,omitempty"`
 }
 

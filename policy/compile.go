@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // compiler validates a decoded document and builds the Policy, collecting every problem.
@@ -71,6 +72,7 @@ func (c *compiler) compile() {
 	c.compileServers()
 	c.compileRoles()
 	c.compileDefaultLimits()
+	c.compileSessions()
 	c.compileProfiles()
 	c.resolveRoleProfiles()
 	c.resolveHarnessRoles()
@@ -290,6 +292,46 @@ func (c *compiler) compileSkills() {
 		p.skillIndex[sc.ID] = len(p.skills)
 		p.skills = append(p.skills, &Skill{ID: sc.ID, Description: sc.Description, Pos: sc.Pos})
 	}
+}
+
+// ---- sessions
+
+// compileSessions checks the sessions block; what it leaves unset stays unset (Sessions).
+func (c *compiler) compileSessions() {
+	s := Sessions{MaxPerToken: -1, MaxPerTenant: -1}
+	c.pol.sessions = s
+	sc := c.cfg.Sessions
+	if sc == nil {
+		return
+	}
+	if sc.IdleTimeout != "" {
+		d, err := time.ParseDuration(sc.IdleTimeout)
+		switch {
+		case err != nil:
+			c.errorf(sc.At("idleTimeout"), "sessions: idleTimeout %q is not a duration (write it as 30m, 2h or 0)", sc.IdleTimeout)
+		case d < 0:
+			c.errorf(sc.At("idleTimeout"), "sessions: idleTimeout must not be negative, not %s", sc.IdleTimeout)
+		case d > 0 && d < time.Second:
+			c.errorf(sc.At("idleTimeout"), "sessions: idleTimeout %s is shorter than a second; clients could not keep a session", sc.IdleTimeout)
+		default:
+			s.IdleTimeout, s.IdleSet = d, true
+		}
+	}
+	for _, f := range []struct {
+		key string
+		v   *int
+		to  *int
+	}{{"maxPerToken", sc.MaxPerToken, &s.MaxPerToken}, {"maxPerTenant", sc.MaxPerTenant, &s.MaxPerTenant}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 0 {
+			c.errorf(sc.At(f.key), "sessions: %s must be 0 (no cap) or more, not %d", f.key, *f.v)
+			continue
+		}
+		*f.to = *f.v
+	}
+	c.pol.sessions = s
 }
 
 // ---- limits

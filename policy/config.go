@@ -46,6 +46,8 @@ type Config struct {
 	Boundaries *BoundariesConfig `yaml:"boundaries"`
 	// Search says who answers web searches (built-ins of kind net_search).
 	Search *SearchConfig `yaml:"search"`
+	// Sessions bound the MCP sessions the gateway holds (see SessionsConfig).
+	Sessions *SessionsConfig `yaml:"sessions"`
 }
 
 // SearchConfig says who answers web searches. Provider is one of SearchProviders: "none" (the
@@ -56,6 +58,20 @@ type Config struct {
 type SearchConfig struct {
 	Node     `yaml:"-"`
 	Provider string `yaml:"provider"`
+}
+
+// SessionsConfig bounds the MCP sessions of `warden serve`: how long one may sit idle, and how
+// many one token and one tenant may hold at once. The server's flags, when given, win.
+type SessionsConfig struct {
+	Node `yaml:"-"`
+
+	// IdleTimeout ends a session that sends no request for this long, as a Go duration
+	// ("30m", "2h"); "0" never. A call in progress keeps its session alive.
+	IdleTimeout string `yaml:"idleTimeout"`
+	// MaxPerToken caps the live sessions of one agent token; 0 is no cap.
+	MaxPerToken *int `yaml:"maxPerToken"`
+	// MaxPerTenant caps the live sessions of one tenant; 0 is no cap.
+	MaxPerTenant *int `yaml:"maxPerTenant"`
 }
 
 // HarnessConfig declares a runtime that sessions run on.

@@ -135,6 +135,26 @@ const (
 
 // badDocs is shared with FuzzParse as seeds.
 var badDocs = []badDoc{
+	// ---- sessions
+	{
+		name: "sessions out of range",
+		give: "sessions:\n  idleTimeout: soon\n  maxPerToken: -1\n  maxPerTenant: -2\n",
+		want: []string{
+			`2:16: sessions: idleTimeout "soon" is not a duration`,
+			`3:16: sessions: maxPerToken must be 0 (no cap) or more, not -1`,
+			`4:17: sessions: maxPerTenant must be 0 (no cap) or more, not -2`,
+		},
+	},
+	{
+		name: "a negative idle timeout",
+		give: "sessions: {idleTimeout: -5m}\n",
+		want: []string{`1:25: sessions: idleTimeout must not be negative`},
+	},
+	{
+		name: "an idle timeout too short to keep a session",
+		give: "sessions: {idleTimeout: 500ms}\n",
+		want: []string{`1:25: sessions: idleTimeout 500ms is shorter than a second`},
+	},
 	// ---- the YAML document itself
 	{
 		name: "malformed YAML",
@@ -211,7 +231,7 @@ var badDocs = []badDoc{
 	{
 		name: "unknown top-level field, nothing close",
 		give: "tools: []\n",
-		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, name, profiles, roles, search, servers, skills, switches, tenants, version`},
+		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, name, profiles, roles, search, servers, sessions, skills, switches, tenants, version`},
 	},
 	{
 		name: "a search provider Warden does not know",
@@ -2188,3 +2208,21 @@ func TestEveryMessageIsTested(t *testing.T) {
 
 // verbs matches the formatting verbs of a format string after regexp.QuoteMeta.
 var verbs = regexp.MustCompile(`%[qsvd]`)
+
+func TestSessionsBlock(t *testing.T) {
+	p, err := policy.Parse(fileName, []byte(doc("sessions: {idleTimeout: 10m, maxPerToken: 0}\n")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.Sessions()
+	if !got.IdleSet || got.IdleTimeout != 10*time.Minute || got.MaxPerToken != 0 || got.MaxPerTenant != -1 {
+		t.Errorf("sessions: %+v; want 10m, no cap per token, the tenant's cap unset", got)
+	}
+	p, err = policy.Parse(fileName, []byte(doc("")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := p.Sessions(); got.IdleSet || got.MaxPerToken != -1 || got.MaxPerTenant != -1 {
+		t.Errorf("no sessions block: %+v; want everything unset", got)
+	}
+}

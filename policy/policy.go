@@ -51,6 +51,7 @@ type Policy struct {
 	tenantIdx   map[string]int
 
 	defaultLimits Limits
+	sessions      Sessions
 	warnings      ErrorList
 
 	// grantOnly are the tools only a profile or a grant gives: opt-in tools and tools that ride
@@ -298,6 +299,20 @@ func (p *Policy) Conditional() []*Tool { return p.conditional }
 
 // DefaultLimits are the limits a profile takes for the fields it does not set.
 func (p *Policy) DefaultLimits() Limits { return p.defaultLimits }
+
+// Sessions is what the policy's sessions block sets: the gateway's defaults, and the server's
+// flags, apply to what it leaves unset.
+func (p *Policy) Sessions() Sessions { return p.sessions }
+
+// Sessions bounds the MCP sessions of `warden serve` (the policy's sessions block).
+type Sessions struct {
+	// IdleTimeout ends a session idle this long; 0 with IdleSet never; unset if !IdleSet.
+	IdleTimeout time.Duration
+	IdleSet     bool
+	// MaxPerToken and MaxPerTenant cap the live sessions of one token and one tenant: 0 no
+	// cap, -1 unset.
+	MaxPerToken, MaxPerTenant int
+}
 
 // NewToolSet returns an empty set sized for the policy's tools.
 func (p *Policy) NewToolSet() Bitset { return NewBitset(len(p.tools)) }

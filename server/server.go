@@ -281,7 +281,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, approval.ErrNotFound):
 		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such approval"}, nil)
 	case errors.Is(err, approval.ErrNotPending):
-		s.fail(w, r, apiError{http.StatusConflict, "already_answered", "the approval was already answered or has expired"}, nil)
+		s.fail(w, r, s.notPending(r.Context(), tenantOf(tok), r.PathValue("id")), nil)
 	case errors.Is(err, approval.ErrDigestMismatch):
 		s.fail(w, r, apiError{http.StatusConflict, "digest_mismatch", "the answer names another call than this approval's"}, nil)
 	case err != nil && c != nil:
@@ -291,6 +291,25 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the answer could not be recorded"}, err)
 	default:
 		writeJSON(w, http.StatusOK, toCardJSON(c))
+	}
+}
+
+// notPending says why a card can no longer be answered: answered already, expired at its
+// deadline, or ended with its call (which can no longer run, whatever the answer).
+func (s *Server) notPending(ctx context.Context, tenant, id string) apiError {
+	c, err := s.o.Store.Card(ctx, tenant, id)
+	switch {
+	case err != nil:
+		return apiError{http.StatusConflict, "already_answered", "the approval was already answered or has expired"}
+	case c.Channel == approval.ChannelCanceled:
+		return apiError{http.StatusConflict, "approval_canceled", fmt.Sprintf(
+			"the call this approval was for ended at %s (its client went away, its session ended, or the server restarted): it can no longer run, whatever the answer",
+			c.Answered.UTC().Format(time.RFC3339))}
+	case c.State == approval.Expired:
+		return apiError{http.StatusConflict, "approval_expired", fmt.Sprintf(
+			"the approval expired unanswered at %s and the call was denied: it can no longer run", c.Answered.UTC().Format(time.RFC3339))}
+	default:
+		return apiError{http.StatusConflict, "already_answered", fmt.Sprintf("the approval was already answered (%s by %s)", c.Answer, c.Approver)}
 	}
 }
 

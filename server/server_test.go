@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -246,5 +247,33 @@ func TestHealth(t *testing.T) {
 	f.ready = errors.New("sandbox: landlock unavailable")
 	if code, body, _ := f.do("GET", "/readyz", "", ""); code != http.StatusServiceUnavailable || !strings.Contains(body["problems"].([]any)[0].(string), "landlock") {
 		t.Errorf("not ready: %d %v", code, body)
+	}
+}
+
+// An answer to a card that can no longer be answered says why: its call ended (it can no
+// longer run), it expired, or it was answered.
+func TestAnswerToAnEndedCardSaysWhy(t *testing.T) {
+	f := newFixture(t)
+	for _, tt := range []struct {
+		id      string
+		state   approval.State
+		answer  approval.Answer
+		channel approval.Channel
+		code    string
+		says    string
+	}{
+		{"gone", approval.Expired, "", approval.ChannelCanceled, "approval_canceled", "can no longer run"},
+		{"late", approval.Expired, "", approval.ChannelDeadline, "approval_expired", "expired unanswered"},
+		{"done", approval.Denied, approval.Deny, approval.ChannelAPI, "already_answered", "deny by bob"},
+	} {
+		f.card("acme", tt.id)
+		if _, err := f.db.Resolve(context.Background(), tt.id, tt.state, tt.answer, "bob", tt.channel, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		code, body, raw := f.do("POST", "/api/v1/approvals/"+tt.id, "acme-approver", `{"answer":"allow_once"}`)
+		e, _ := body["error"].(map[string]any)
+		if code != http.StatusConflict || e["code"] != tt.code || !strings.Contains(fmt.Sprint(e["message"]), tt.says) {
+			t.Errorf("answering a card %s through %s: %d %s; want 409 %s saying %q", tt.state, tt.channel, code, raw, tt.code, tt.says)
+		}
 	}
 }

@@ -110,6 +110,8 @@ const (
 	// PinMismatch: a connector's tool definition no longer has the digest the policy pins, so
 	// the tool is withheld until a person accepts the change.
 	PinMismatch Code = "pin_mismatch"
+	// Unavailable: the server is shutting down and takes no new call; nothing ran.
+	Unavailable Code = "unavailable"
 )
 
 // CodeInfo documents a code.
@@ -135,7 +137,7 @@ var codes = []CodeInfo{
 	{ArgumentConstraint, Deny, "The call breaks one of the tool's argument constraints; the constraint says whether that denies or asks, and why."},
 	{ApprovalDenied, Deny, "A person answered the call's card with deny."},
 	{ApprovalTimeout, Deny, "Nobody answered the call's card within APPROVAL_TIMEOUT_MS (0 denies at once)."},
-	{ApprovalCanceled, Deny, "The call was abandoned while its card waited."},
+	{ApprovalCanceled, Deny, "The call ended while its card waited: its client cancelled it, timed out or went away, its session ended (DELETE, idle timeout, a revoked token), or the server shut down. The card is expired with channel canceled, and an answer given to it later is refused (409): the call can no longer run."},
 	{SpendAsk, Ask, "The call would cost more than its connector's askAbove threshold: a person is asked."},
 	{RunAllowance, Deny, "The call would take the run above its per-run allowance for the connector; nothing was spent."},
 	{Unpriced, Deny, "The call bills, and its cost cannot be worked out from its arguments (a negative or non-numeric figure)."},
@@ -144,6 +146,7 @@ var codes = []CodeInfo{
 	{NotRecorded, Deny, "The decision could not be written durably to the audit trail, so the call was not run."},
 	{OutsideWorkspace, Deny, "A native file tool (or a command's working directory, or a subagent's root) names a path outside the session's workspace, resolved through symbolic links; Warden's own tools stay inside it."},
 	{PinMismatch, Deny, "A connector's tool definition (its name, description and input schema) no longer has the digest the policy pins: the upstream changed it after it was approved. The tool is withheld from every session (not listed, and a call to it is refused) until a person reviews the change and accepts it with warden pin --accept, and the policy is reloaded."},
+	{Unavailable, Deny, "The server is shutting down and takes no new call; nothing ran. Calls waiting for a person are cancelled at once (approval_canceled), and calls running are given the shutdown's grace period to finish."},
 	{ReviewTokenInvalid, Deny, "The executor refused a review token: fabricated, altered, for another session or call, under an older policy or hard-block revision, expired, or not an allow."},
 }
 

@@ -31,6 +31,7 @@ import (
 
 type serveOptions struct {
 	addr        string
+	sessions    sessionFlags
 	store       storeOptions
 	sandbox     sandboxFlags
 	workspaces  string
@@ -60,6 +61,7 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 			if err != nil {
 				return err
 			}
+			o.sessions.fromPolicy(cmd, p)
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return o.run(ctx, cmd.ErrOrStderr(), root, p)
@@ -70,7 +72,50 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.`,
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
 	o.sandbox.register(cmd)
+	o.sessions.register(cmd)
 	return cmd
+}
+
+// sessionFlags bound the MCP sessions of serve.
+type sessionFlags struct {
+	idle                time.Duration
+	perToken, perTenant int
+}
+
+func (f *sessionFlags) register(cmd *cobra.Command) {
+	cmd.Flags().DurationVar(&f.idle, "idle-timeout", 30*time.Minute,
+		"end an MCP session that sends no request for this long (its calls, its run); 0 never (default: the policy's sessions.idleTimeout, else 30m)")
+	cmd.Flags().IntVar(&f.perToken, "max-sessions-per-token", 64, "the live MCP sessions one agent token may hold at once; 0 no cap (default: the policy's sessions.maxPerToken, else 64)")
+	cmd.Flags().IntVar(&f.perTenant, "max-sessions-per-tenant", 1024, "the live MCP sessions one tenant may hold at once; 0 no cap (default: the policy's sessions.maxPerTenant, else 1024)")
+}
+
+// fromPolicy takes what the policy's sessions block sets for each flag not given.
+func (f *sessionFlags) fromPolicy(cmd *cobra.Command, p *policy.Policy) {
+	ps := p.Sessions()
+	if ps.IdleSet && !cmd.Flags().Changed("idle-timeout") {
+		f.idle = ps.IdleTimeout
+	}
+	if ps.MaxPerToken >= 0 && !cmd.Flags().Changed("max-sessions-per-token") {
+		f.perToken = ps.MaxPerToken
+	}
+	if ps.MaxPerTenant >= 0 && !cmd.Flags().Changed("max-sessions-per-tenant") {
+		f.perTenant = ps.MaxPerTenant
+	}
+}
+
+// apply sets the gateway's options from the flags (whose 0 means none, the gateway's a default).
+func (f *sessionFlags) apply(o *gateway.Options) {
+	none := func(v int) int {
+		if v <= 0 {
+			return -1
+		}
+		return v
+	}
+	o.IdleTimeout = f.idle
+	if f.idle <= 0 {
+		o.IdleTimeout = -1
+	}
+	o.MaxSessionsPerToken, o.MaxSessionsPerTenant = none(f.perToken), none(f.perTenant)
 }
 
 func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions, p *policy.Policy) error {
@@ -96,7 +141,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}
-	st, err := newStack(p, db, o.workspaces, sb, logger)
+	st, err := newStack(p, db, o.workspaces, sb, logger, o.sessions.apply)
 	if err != nil {
 		return err
 	}
@@ -143,7 +188,17 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	fmt.Fprintln(out, "warden: shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	if err := hs.Shutdown(sctx); err != nil {
+	// The gateway cancels the calls waiting for a person at once (no card is left pending for
+	// an answer that could run nothing), lets running calls finish, and then ends the
+	// sessions, whose open event streams would otherwise hold the server's shutdown.
+	drained := make(chan struct{})
+	go func() {
+		st.gateway.Shutdown(sctx)
+		close(drained)
+	}()
+	err = hs.Shutdown(sctx)
+	<-drained
+	if err != nil {
 		return fmt.Errorf("shut down: %w", err)
 	}
 	if err := <-done; err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -162,7 +217,7 @@ type stack struct {
 	workspaces string
 }
 
-func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger) (*stack, error) {
+func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState, logger *slog.Logger, tune ...func(*gateway.Options)) (*stack, error) {
 	env := p.Env(os.LookupEnv)
 	reviewer, err := review.New(review.Options{})
 	if err != nil {
@@ -180,9 +235,13 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger}); err != nil {
 		return nil, err
 	}
-	st.gateway, err = gateway.New(gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
+	o := gateway.Options{Policy: p, Env: env, Store: db, Gate: st.gate, Reviewer: reviewer,
 		Broker: st.broker, Workspaces: workspaces, Logger: logger, TokenTTL: tokenTTL,
-		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db, BoundaryStore: db})
+		Native: native.Options{Sandbox: sb.native}, Egress: sb.checker(), Approvals: db, BoundaryStore: db}
+	for _, f := range tune {
+		f(&o)
+	}
+	st.gateway, err = gateway.New(o)
 	if err != nil {
 		st.gate.Close()
 		return nil, err
