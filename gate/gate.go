@@ -118,14 +118,26 @@ type Session struct {
 	// without allowances (each spend is still recorded).
 	Run *budget.Run
 
-	stopped atomic.Pointer[string] // why the run may make no more calls, once it may not
+	// halt holds why the run may make no more calls, once it may not. It is made at its
+	// first use and shared by every Rebind of the session, so that a stop made on a session
+	// that is being rebound (a hard-block change, a reload) is never lost.
+	halt atomic.Pointer[atomic.Pointer[string]]
+}
+
+// stopped is the session's stop: why it may make no more calls, shared with its rebinds.
+func (s *Session) stopped() *atomic.Pointer[string] {
+	if c := s.halt.Load(); c != nil {
+		return c
+	}
+	s.halt.CompareAndSwap(nil, new(atomic.Pointer[string]))
+	return s.halt.Load()
 }
 
 // Rebind returns the session with another review session (a surface computed again after a
-// policy reload), the same principal and run, and the same stop, if the run was stopped.
+// policy reload), the same principal and run, and the same stop: stopping either stops both.
 func (s *Session) Rebind(r *review.Session) *Session {
 	n := &Session{Review: r, Principal: s.Principal, Run: s.Run}
-	n.stopped.Store(s.stopped.Load())
+	n.halt.Store(s.stopped())
 	return n
 }
 
@@ -160,7 +172,7 @@ func (g *Gate) Call(ctx context.Context, s *Session, tool string, args map[strin
 	}
 	sf := s.Review.Surface
 	v := g.reviewer.Review(s.Review, tool, args)
-	if why := s.stopped.Load(); why != nil {
+	if why := s.stopped().Load(); why != nil {
 		v.Add(review.Blocker{Code: verdict.RunLimit, Detail: *why, Decision: verdict.Deny}, sf)
 	}
 

@@ -3,6 +3,7 @@ package gate_test
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -487,5 +488,61 @@ func TestUnrecordedDecisionsDoNotRun(t *testing.T) {
 	st, _ := r.db.RunStatus(context.Background(), "norecord-run")
 	if st.Spent[0].Reserved != 0 || st.Spent[0].Settled != 0 {
 		t.Errorf("the reservation was not given back: %+v", st.Spent)
+	}
+}
+
+// A harness's report (the HTTP route and MCP's _meta take this path) records the dollars, then
+// each turn until one is refused, and stops the session at a limit; a stopped session's later
+// reports record nothing.
+func TestReport(t *testing.T) {
+	r := newRig(t, time.Minute)
+	ctx := context.Background()
+	s := r.specialist("report")
+	if _, err := r.gate.Report(ctx, s, gate.Usage{Turns: -1, ModelUsd: math.NaN()}); !errors.Is(err, gate.ErrInvalidUsage) {
+		t.Fatalf("a negative report: %v; want ErrInvalidUsage", err)
+	}
+	st, err := r.gate.Report(ctx, s, gate.Usage{Turns: 4, ModelUsd: 0.1})
+	if err != nil || st.Turns != 4 || st.Recorded.Turns != 4 || st.ModelUsd != 0.1 || st.Stopped != "" || st.MaxTurns != 10 {
+		t.Fatalf("4 turns of 10: %+v, %v", st, err)
+	}
+	st, err = r.gate.Report(ctx, s, gate.Usage{Turns: 10})
+	if err != nil || st.Turns != 10 || st.Recorded.Turns != 6 || !strings.Contains(st.Stopped, "no turns left") {
+		t.Fatalf("10 more turns of the 6 left: %+v, %v", st, err)
+	}
+	out, _ := r.gate.Call(ctx, s, "Read", map[string]any{"file_path": "x"}, ok)
+	if out.Ran || !hasCode(out.Verdict, verdict.RunLimit) {
+		t.Errorf("a call after the reported turns ran out: %s", out.Verdict.Summary())
+	}
+	st, err = r.gate.Report(ctx, s, gate.Usage{Turns: 1, ModelUsd: 0.2})
+	if !errors.Is(err, gate.ErrStopped) || st == nil || st.ModelUsd != 0.1 {
+		t.Fatalf("a report to a stopped run: %+v, %v; want ErrStopped and nothing recorded", st, err)
+	}
+	if err := r.gate.EndRun(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+
+	s2 := r.session(examples.Scout, nil, surface.Spec{Role: "specialist", Tenant: "acme", Profile: "researcher"}, "report-budget")
+	if err := r.gate.StartRun(ctx, s2); err != nil {
+		t.Fatal(err)
+	}
+	st, err = r.gate.Report(ctx, s2, gate.Usage{Turns: 1, ModelUsd: 0.6})
+	if err != nil || st.Recorded.Turns != 0 || st.Recorded.ModelUsd != 0.6 || !strings.Contains(st.Stopped, "above its budget") {
+		t.Fatalf("$0.60 on a $0.50 run: %+v, %v; want the money recorded, no turn, the run stopped", st, err)
+	}
+}
+
+// A session rebound (a hard-block change, a reload) shares its stop with the session it was
+// rebound from, so a stop made on the old one while a call rebinds it is not lost.
+func TestRebindSharesTheStop(t *testing.T) {
+	r := newRig(t, time.Minute)
+	ctx := context.Background()
+	s := r.specialist("rebind")
+	n := s.Rebind(s.Review)
+	if err := r.gate.ModelSpend(ctx, s, 0.6); !errors.Is(err, gate.ErrLimit) {
+		t.Fatalf("$0.60 on a $0.50 run: %v; want ErrLimit", err)
+	}
+	out, _ := r.gate.Call(ctx, n, "Read", map[string]any{"file_path": "x"}, ok)
+	if out.Ran || !hasCode(out.Verdict, verdict.RunLimit) {
+		t.Errorf("a call of the rebound session after the old one was stopped: %s", out.Verdict.Summary())
 	}
 }

@@ -88,7 +88,7 @@ var ErrLimit = errors.New("limit reached")
 
 // Turn counts one model turn of a session before it is taken: refused when the run has used
 // its turns, or when the tenant's model spend this month has reached its cap (person chat
-// included).
+// included). A refused turn stops the session, as ModelSpend does: its later calls are refused.
 func (g *Gate) Turn(ctx context.Context, s *Session) error {
 	sf := s.Review.Surface
 	if cap := sf.Tenant().MonthlyModelCapUsd; cap > 0 {
@@ -97,7 +97,9 @@ func (g *Gate) Turn(ctx context.Context, s *Session) error {
 			return err
 		}
 		if spent >= cap {
-			return fmt.Errorf("%w: tenant %s has spent %.2f USD on models this month, its cap is %.2f", ErrLimit, sf.Tenant().ID, spent, cap)
+			why := fmt.Sprintf("tenant %s has spent %.2f USD on models this month, its cap is %.2f", sf.Tenant().ID, spent, cap)
+			g.stop(s, why)
+			return fmt.Errorf("%w: %s", ErrLimit, why)
 		}
 	}
 	if s.Run == nil {
@@ -140,4 +142,4 @@ func (g *Gate) ModelSpend(ctx context.Context, s *Session, usd float64) error {
 }
 
 // stop makes the session refuse every further call, saying why.
-func (g *Gate) stop(s *Session, why string) { s.stopped.CompareAndSwap(nil, &why) }
+func (g *Gate) stop(s *Session, why string) { s.stopped().CompareAndSwap(nil, &why) }

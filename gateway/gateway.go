@@ -866,6 +866,9 @@ func (r *sessionRecorder) record() {
 	}
 	r.done = true
 	if id := r.Header().Get("Mcp-Session-Id"); id != "" {
+		if gs := r.session.gs.Load(); gs != nil && gs.Run != nil {
+			r.Header().Set(RunHeader, gs.Run.ID)
+		}
 		r.g.mu.Lock()
 		r.g.byMCP[id] = r.token
 		r.g.mu.Unlock()

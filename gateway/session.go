@@ -279,6 +279,9 @@ func (s *session) catalog(ctx context.Context, sf *surface.Surface) (map[string]
 	for _, name := range sf.Tools() {
 		t, _ := sf.Policy().Tool(name)
 		switch {
+		case t.Kind == "net_search":
+			// Only a harness that searches itself holds one (search.provider: harness): Warden
+			// has no search to serve.
 		case t.Kind != "":
 			def := &mcp.Tool{Name: t.Name, Description: nativeDescription(t), InputSchema: nativeSchema(t),
 				Annotations: nativeAnnotations(t)}
@@ -623,8 +626,9 @@ func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy
 }
 
 // middleware watches what the SDK does not route to a tool: it learns the session's
-// connection at initialize, and answers calls of tools the session does not list, recording
-// each (the SDK alone would answer without a trace).
+// connection at initialize (and names its run in the result), records the usage a call
+// carries in its _meta before the call is judged, and answers calls of tools the session does
+// not list, recording each (the SDK alone would answer without a trace).
 func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -635,10 +639,18 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 					s.end(context.Background())
 				}()
 			}
+			res, err := next(ctx, method, req)
+			if err == nil {
+				s.initialized(res)
+			}
+			return res, err
 		case "tools/call":
 			p, _ := req.GetParams().(*mcp.CallToolParamsRaw)
 			if p == nil {
 				break
+			}
+			if refused := s.reportMeta(ctx, p.Name, p.Meta); refused != nil {
+				return refused, nil
 			}
 			s.mu.Lock()
 			_, listed := s.tools[p.Name]

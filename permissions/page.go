@@ -168,6 +168,9 @@ func andList(items []string) string {
 
 // registers says when a tool registers, in words.
 func registers(t *policy.Tool) string {
+	if t.Unavailable != "" {
+		return "never: " + t.Unavailable
+	}
 	var parts []string
 	s := t.Server
 	if s.When != nil {

@@ -68,6 +68,7 @@ func (c *compiler) compile() {
 		}
 	}
 	c.compileSkills()
+	c.compileSearch()
 	c.compileServers()
 	c.compileRoles()
 	c.compileDefaultLimits()

@@ -11,6 +11,20 @@ import (
 	"time"
 )
 
+// compileSearch reads who answers web searches.
+func (c *compiler) compileSearch() {
+	c.pol.search = SearchNone
+	sc := c.cfg.Search
+	if sc == nil || !sc.Has("provider") {
+		return
+	}
+	if !slices.Contains(SearchProviders, sc.Provider) {
+		c.errorf(sc.At("provider"), "search provider %q is not one Warden knows; it is one of %s", sc.Provider, strings.Join(SearchProviders, ", "))
+		return
+	}
+	c.pol.search = sc.Provider
+}
+
 func (c *compiler) compileServers() {
 	p := c.pol
 	b := &Server{ID: BuiltinServer, Name: "Built-in tools", Kind: KindBuiltin,
@@ -40,6 +54,7 @@ func (c *compiler) compileServers() {
 	p.absentWithoutApprovals = p.NewToolSet()
 	p.delegating = p.NewToolSet()
 	p.egressCards = p.NewToolSet()
+	p.unavailable = p.NewToolSet()
 	for _, t := range p.tools {
 		tc := c.toolCfg[t.Index]
 		if tc != nil {
@@ -53,6 +68,12 @@ func (c *compiler) compileServers() {
 		}
 		if t.Kind == kindAllowHost {
 			p.egressCards.Add(t.Index)
+		}
+		if t.Kind == "net_search" && p.search == SearchNone {
+			t.Unavailable = "no search provider is configured (search.provider is none), and a search that always fails is not listed"
+		}
+		if t.Unavailable != "" {
+			p.unavailable.Add(t.Index)
 		}
 		if g := t.Gate; g != nil && g.Approval {
 			if g.AbsentWithoutChannel {

@@ -44,8 +44,20 @@ type Config struct {
 	Tenants []TenantConfig `yaml:"tenants"`
 	// Boundaries are the deployment's hard blocks, for every tenant (see BoundariesConfig).
 	Boundaries *BoundariesConfig `yaml:"boundaries"`
+	// Search says who answers web searches (built-ins of kind net_search).
+	Search *SearchConfig `yaml:"search"`
 	// Sessions bound the MCP sessions the gateway holds (see SessionsConfig).
 	Sessions *SessionsConfig `yaml:"sessions"`
+}
+
+// SearchConfig says who answers web searches. Provider is one of SearchProviders: "none" (the
+// default) leaves every net_search built-in out of every surface, since Warden has no search
+// of its own and a search that always fails is worse than none (S2); "harness" lists them for
+// harnesses that search themselves (Claude Code's WebSearch), and the gateway does not serve
+// them.
+type SearchConfig struct {
+	Node     `yaml:"-"`
+	Provider string `yaml:"provider"`
 }
 
 // SessionsConfig bounds the MCP sessions of `warden serve`: how long one may sit idle, and how

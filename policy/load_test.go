@@ -231,7 +231,12 @@ var badDocs = []badDoc{
 	{
 		name: "unknown top-level field, nothing close",
 		give: "tools: []\n",
-		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, name, profiles, roles, servers, sessions, skills, switches, tenants, version`},
+		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, name, profiles, roles, search, servers, sessions, skills, switches, tenants, version`},
+	},
+	{
+		name: "a search provider Warden does not know",
+		give: "search: {provider: bing}\n",
+		want: []string{`1:20: search provider "bing" is not one Warden knows; it is one of none, harness`},
 	},
 	{
 		name: "unknown field in a built-in",

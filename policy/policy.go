@@ -70,6 +70,10 @@ type Policy struct {
 
 	// egressCards are the built-ins of kind sandbox_allow_host.
 	egressCards Bitset
+	// unavailable are the tools that never register under this policy (Tool.Unavailable).
+	unavailable Bitset
+	// search is who answers web searches: one of SearchProviders.
+	search string
 
 	approvalSwitch, timeoutSwitch, egressSwitch int
 }
@@ -268,6 +272,25 @@ func (p *Policy) Delegating() Bitset { return p.delegating }
 // nothing to ask for; their gate makes them absent where nobody can answer as well.
 func (p *Policy) EgressCards() Bitset { return p.egressCards }
 
+// Unavailable is the set of tools that never register under this policy (Tool.Unavailable
+// says why).
+func (p *Policy) Unavailable() Bitset { return p.unavailable }
+
+// The search providers a policy may name (search.provider).
+const (
+	// SearchNone: no search; net_search built-ins are in no surface.
+	SearchNone = "none"
+	// SearchHarness: the harness searches itself; its net_search built-ins are listed in its
+	// surface, and the gateway does not serve them.
+	SearchHarness = "harness"
+)
+
+// SearchProviders lists the values of search.provider.
+var SearchProviders = []string{SearchNone, SearchHarness}
+
+// SearchProvider is who answers web searches: SearchNone or SearchHarness.
+func (p *Policy) SearchProvider() string { return p.search }
+
 // NumConnectors is the number of connectors.
 func (p *Policy) NumConnectors() int { return p.connectors }
 
@@ -432,7 +455,10 @@ type Tool struct {
 	Constraints []*Constraint
 	// Cost is what a call costs (nil for tools of connectors that do not bill).
 	Cost *Cost
-	Pos  Pos
+	// Unavailable says why the tool never registers under this policy, whatever the session
+	// ("" while it may): a net_search built-in while no search provider is configured.
+	Unavailable string
+	Pos         Pos
 }
 
 // GrantOnly reports whether only a profile or a grant can give the tool.

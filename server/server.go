@@ -1,7 +1,9 @@
 // Package server is Warden's HTTP face under `warden serve`: health and readiness, and the
 // REST API (H2) for approvals (the inbox of cards, answers, standing approvals), the audit
-// trail and each tenant's stored hard blocks (ETag and If-Match on writes). Every /api request needs a bearer token (H1): stored as a hash, carrying a role and,
-// except for admins, a tenant; another tenant's object is 404, so nothing leaks that it exists.
+// trail, each tenant's stored hard blocks (ETag and If-Match on writes) and the usage of runs
+// (turns and model dollars a harness reports, held to the run's limits). Every /api request
+// needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
+// tenant; another tenant's object is 404, so nothing leaks that it exists.
 package server
 
 import (
@@ -45,6 +47,8 @@ type Options struct {
 	// ValidateToken checks a token created through POST /api/v1/tokens against the policy in
 	// force (nil: agent tokens cannot be created there).
 	ValidateToken auth.Validator
+	// Runs serves POST /api/v1/runs/{id}/usage (nil: 404).
+	Runs Runs
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
@@ -75,6 +79,7 @@ func New(o Options) *Server {
 	if o.Metrics != nil {
 		s.mux.Handle("GET /metrics", s.authed(o.Metrics.ServeHTTP, auth.RoleAdmin))
 	}
+	s.mux.Handle("POST /api/v1/runs/{id}/usage", s.authed(s.runUsage, runUsers...))
 	return s
 }
 

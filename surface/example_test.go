@@ -28,7 +28,7 @@ func ExampleOpen() {
 	e := s.Explain("NotebookEdit")
 	fmt.Printf("NotebookEdit: given=%v, removed by %s: %s\n", e.Given, e.Filter, e.Reason)
 	// Output:
-	// person holds 23 tools, first [files_read files_list files_find files_search]
+	// person holds 22 tools, first [files_read files_list files_find files_search]
 	// Bash: true allow
 	// NotebookEdit: given=false, removed by registration: not a tool of this policy
 }

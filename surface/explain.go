@@ -171,6 +171,9 @@ func (s *Surface) registrationReason(t *policy.Tool) string {
 	if !s.live.Has(srv.Index) {
 		return s.serverReason(srv)
 	}
+	if t.Unavailable != "" {
+		return t.Unavailable
+	}
 	if !t.When.Eval(&s.facts) {
 		return fmt.Sprintf("it registers only when %s: %s", t.When, t.When.Why(&s.facts))
 	}

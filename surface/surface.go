@@ -260,6 +260,7 @@ func (s *Surface) register() {
 	for i := range s.live.All() {
 		s.registered.Or(p.ServerAt(i).Set)
 	}
+	s.registered.AndNot(p.Unavailable())
 	for _, t := range p.Conditional() {
 		if s.registered.Has(t.Index) && (!t.When.Eval(&s.facts) || !s.allLive(t.Needs)) {
 			s.registered.Del(t.Index)

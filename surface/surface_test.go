@@ -1313,6 +1313,7 @@ func TestGateDetails(t *testing.T) {
 const explainPolicy = `
 version: 1
 limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1}
+search: {provider: harness}
 switches:
   - {name: BETA_ON, rule: exactly-true}
 harnesses:

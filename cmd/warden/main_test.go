@@ -451,3 +451,15 @@ func TestServeTokenAndAudit(t *testing.T) {
 		t.Errorf("a bad time: %d %s", code, stderr)
 	}
 }
+
+// warden surface says why WebSearch is absent from the quickstart: no search provider.
+func TestSurfaceExplainsAbsentSearch(t *testing.T) {
+	out, _, code := run(t, "surface", "--role", "person", "--explain", "WebSearch")
+	if code != 0 || !strings.Contains(out, "WebSearch: absent (registration)") || !strings.Contains(out, "no search provider is configured") {
+		t.Errorf("explain: status %d\n%s", code, out)
+	}
+	out, _, code = run(t, "docs")
+	if code != 0 || !strings.Contains(out, "| never: no search provider is configured") {
+		t.Errorf("the permissions page does not say WebSearch never registers: status %d", code)
+	}
+}

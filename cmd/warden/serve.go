@@ -297,6 +297,7 @@ func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any)
 		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
 		Info:          info,
 		Boundaries:    st.gateway,
+		Runs:          st.gateway,
 		Metrics:       st.metrics.Handler(),
 		ValidateToken: tokenValidator(st.gateway.Policy),
 	})
