@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/approval"
@@ -20,15 +23,18 @@ import (
 	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
+	"github.com/wardenhq/warden/store/storetest"
 	"github.com/wardenhq/warden/surface"
 )
 
-// The crash test: a child process runs many billed calls through the gate on an SQLite store,
-// each call appending its id to a file when it executes; the parent kills it hard (SIGKILL) in
-// the middle, opens the store again, and checks that every executed call is in the audit trail
-// and that the ledger is consistent: no reservation left open after recovery, none lost, none
-// counted twice, no run above its allowance.
+// The crash test: a child process runs many billed calls through the gate on a store (SQLite,
+// and PostgreSQL when WARDEN_TEST_POSTGRES_URL is set), each call appending its id to a file
+// when it executes; the parent kills it hard (SIGKILL) in the middle, opens the store again,
+// and checks that every executed call is in the audit trail and that the ledger is
+// consistent: no reservation left open after recovery, none lost, none counted twice, no run
+// above its allowance, and nothing charged for a call with no decision on record.
 
 const crashPolicy = `
 version: 1
@@ -68,6 +74,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// openCrashStore opens the store the crash test runs on: a PostgreSQL URL (with a schema of
+// the test's own as its search_path), or an SQLite file.
+func openCrashStore(ctx context.Context, where string) (storetest.Store, error) {
+	if strings.HasPrefix(where, "postgres://") || strings.HasPrefix(where, "postgresql://") {
+		return postgres.Open(ctx, where)
+	}
+	return sqlite.Open(ctx, where)
+}
+
 func crashSessions(t testing.TB, g *gate.Gate, ws string) []*gate.Session {
 	p, err := policy.Parse("crash.yaml", []byte(crashPolicy))
 	if err != nil {
@@ -101,13 +116,13 @@ func (fatalf) Fatal(args ...any) {
 }
 func (fatalf) Helper() {}
 
-func crashChild(dbPath, marks string) {
+func crashChild(where, marks string) {
 	ctx := context.Background()
 	die := func(err error) {
 		fmt.Fprintln(os.Stderr, "crash child:", err)
 		os.Exit(2)
 	}
-	db, err := sqlite.Open(ctx, dbPath)
+	db, err := openCrashStore(ctx, where)
 	if err != nil {
 		die(err)
 	}
@@ -127,7 +142,7 @@ func crashChild(dbPath, marks string) {
 	if err != nil {
 		die(err)
 	}
-	sessions := crashSessions(fatalf{}, g, filepath.Dir(dbPath))
+	sessions := crashSessions(fatalf{}, g, filepath.Dir(marks))
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		if err := g.StartRun(ctx, s); err != nil {
@@ -157,13 +172,64 @@ func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the crash test runs a child process for a few seconds")
 	}
-	dir, err := filepath.EvalSymlinks(t.TempDir())
+	t.Run("sqlite", func(t *testing.T) {
+		dir, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		testCrashRecovery(t, dir, filepath.Join(dir, "warden.db"))
+	})
+	t.Run("postgres", func(t *testing.T) {
+		dir, err := filepath.EvalSymlinks(t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		testCrashRecovery(t, dir, crashSchema(t))
+	})
+}
+
+// crashSchema returns WARDEN_TEST_POSTGRES_URL with a schema of the test's own as its
+// search_path, made now and dropped when the test ends; unset, the test skips.
+func crashSchema(t *testing.T) string {
+	base := os.Getenv("WARDEN_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WARDEN_TEST_POSTGRES_URL is not set")
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbPath, marks := filepath.Join(dir, "warden.db"), filepath.Join(dir, "executed")
+	defer conn.Close(ctx)
+	schema := pgx.Identifier{fmt.Sprintf("warden_test_crash_%d", time.Now().UnixNano())}.Sanitize()
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", strings.Trim(schema, `"`))
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func testCrashRecovery(t *testing.T, dir, where string) {
+	marks := filepath.Join(dir, "executed")
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "WARDEN_CRASH_DB="+dbPath, "WARDEN_CRASH_MARKS="+marks)
+	cmd.Env = append(os.Environ(), "WARDEN_CRASH_DB="+where, "WARDEN_CRASH_MARKS="+marks)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -187,7 +253,7 @@ func TestCrashRecovery(t *testing.T) {
 	}
 
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, dbPath)
+	db, err := openCrashStore(ctx, where)
 	if err != nil {
 		t.Fatal(err)
 	}
