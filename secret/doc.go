@@ -94,18 +94,18 @@
 // decoded and scanned; a text with an escape that stands for a byte of a value is scanned
 // again decoded. Redact takes time linear in
 // the text. With a thousand values, a text that holds none of them is scanned without an
-// allocation and returned without a copy, at about 0.8 to 2.5 GB/s of one core on amd64 with
+// allocation and returned without a copy, at about 1.2 to 3 GB/s of one core on amd64 with
 // AVX-512 (git logs full of digests the slowest, prose the fastest) and 0.3 to 0.6 GB/s in
 // Go alone (purego). Measured by BenchmarkRedactClean on a shared two-core virtual machine
-// of a Turin-class (Zen 5) processor, the median of five runs of
+// of a Turin-class (Zen 5) processor in a quiet hour, the median of five runs of
 //
-//	go test -run XXX -bench RedactClean -benchtime 40x ./secret
+//	go test -run XXX -bench RedactClean -benchtime 200x ./secret
 //
-// in cpu-MB/s: prose 2400, code 1240, json 1152, logs 985, gitlog 823, base64 984, mixed
-// 1117; with -tags purego 432, 441, 385, 335, 334, 347, 368 (with the machine loaded more
-// than twice over: single runs moved by a third either way, and earlier runs in a calmer
-// hour measured prose 2531, code 1269, json 1088, logs 1087, gitlog 862, base64 1019, mixed
-// 1159, and purego 577, 465, 433, 414, 370, 403, 450). The index is immutable, so Redact
+// in cpu-MB/s: prose 3061, code 1515, json 1417, logs 1723, gitlog 1215 (the lowest of the
+// five 1160), base64 1320, mixed 1500; with -tags purego (-benchtime 40x, three runs) 628,
+// 528, 491, 362, 343, 487, 338. On this kind of machine single runs move by a third either way
+// when it is loaded; compare builds side by side (BenchmarkScanRuns runs the scan before and
+// after its last change alternately in one process). The index is immutable, so Redact
 // takes no lock; a new value grows it (a copy of its filters and the indexing of that
 // value), a forgotten one rebuilds it.
 //
