@@ -6,7 +6,10 @@ package audit
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -29,6 +32,12 @@ const (
 	// tokens name too), Rules its rule ids.
 	KindBoundaries = "boundaries"
 )
+
+// Kinds are every kind of event, the values a Filter's Kind may take.
+var Kinds = []string{KindDecision, KindOutcome, KindApproval, KindRun, KindEgress, KindBoundaries}
+
+// Decisions are the values an event's Decision, and so a Filter's, may take.
+var Decisions = []string{"allow", "ask", "deny"}
 
 // Blocker is one reason in a decision.
 type Blocker struct {
@@ -88,6 +97,34 @@ type Filter struct {
 	Since, Until                                  time.Time
 	AfterID                                       int64
 	Limit                                         int
+}
+
+// FilterError is a filter value that no event can have: it would select nothing, and read as
+// "there are no such events".
+type FilterError struct {
+	// Field is the filter's field as the API names it: kind or decision.
+	Field string
+	Value string
+	// Allowed are the values the field may take.
+	Allowed []string
+}
+
+func (e *FilterError) Error() string {
+	return fmt.Sprintf("%s %q: want one of %s", e.Field, e.Value, strings.Join(e.Allowed, ", "))
+}
+
+// Check returns a *FilterError for a Kind or Decision that no event has; empty values select
+// everything and pass.
+func (f Filter) Check() error {
+	for _, c := range []struct {
+		field, value string
+		allowed      []string
+	}{{"kind", f.Kind, Kinds}, {"decision", f.Decision, Decisions}} {
+		if c.value != "" && !slices.Contains(c.allowed, c.value) {
+			return &FilterError{Field: c.field, Value: c.value, Allowed: c.allowed}
+		}
+	}
+	return nil
 }
 
 // Log is an append-only audit trail. Implementations are safe for concurrent use; Append

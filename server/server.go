@@ -383,6 +383,11 @@ func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := audit.Filter{Tenant: tenantOf(caller(r)), Session: q.Get("session"), Tool: q.Get("tool"),
 		Decision: q.Get("decision"), Kind: q.Get("kind"), CallID: q.Get("call")}
+	// An unknown kind or decision would match nothing and read as "no such events".
+	if err := f.Check(); err != nil {
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", err.Error()}, nil)
+		return
+	}
 	if t := q.Get("tenant"); t != "" {
 		if f.Tenant != "" && t != f.Tenant {
 			writeJSON(w, http.StatusOK, map[string]any{"events": []*audit.Event{}})
@@ -394,7 +399,7 @@ func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {
 		if v := q.Get(key); v != "" {
 			t, err := time.Parse(time.RFC3339Nano, v)
 			if err != nil {
-				s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", key + " must be an RFC 3339 time"}, nil)
+				s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("%s %q: want an RFC 3339 time, such as 2026-11-30T12:00:00Z", key, v)}, nil)
 				return
 			}
 			*dst = t
@@ -403,7 +408,7 @@ func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("after"); v != "" {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < 0 {
-			s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", "after must be an event id"}, nil)
+			s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("after %q: want an event id (a whole number from 0)", v)}, nil)
 			return
 		}
 		f.AfterID = n

@@ -236,6 +236,38 @@ func TestAuditAPI(t *testing.T) {
 	}
 }
 
+// A filter the audit API cannot apply is refused with a JSON error naming the parameter (and,
+// for kind and decision, the values it may take), never answered as "no such events".
+func TestAuditAPIRefusesBadFilters(t *testing.T) {
+	f := newFixture(t)
+	if err := f.db.Append(context.Background(), &audit.Event{Time: time.Now(), Kind: audit.KindDecision, Tenant: "acme",
+		Tool: "Bash", Decision: "deny"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ query, want string }{
+		{"kind=decisions", `kind "decisions": want one of decision, outcome, approval, run, egress, boundaries`},
+		{"decision=denied", `decision "denied": want one of allow, ask, deny`},
+		{"kind=decision&decision=Deny", `decision "Deny"`},
+		{"since=yesterday", `since "yesterday": want an RFC 3339 time`},
+		{"until=2026-11-30", `until "2026-11-30": want an RFC 3339 time`},
+		{"limit=0", "limit must be a whole number from 1 to 10000"},
+		{"limit=ten", "limit must be"},
+		{"after=-1", `after "-1": want an event id`},
+		{"after=x", `after "x"`},
+	} {
+		code, body, raw := f.do("GET", "/api/v1/audit?"+tt.query, "acme-viewer", "")
+		e, _ := body["error"].(map[string]any)
+		if code != http.StatusBadRequest || e == nil || e["code"] != "bad_request" || !strings.Contains(fmt.Sprint(e["message"]), tt.want) {
+			t.Errorf("?%s: %d %s; want 400 with %q", tt.query, code, raw, tt.want)
+		}
+	}
+	for _, q := range []string{"kind=decision&decision=deny", "kind=egress", "decision=ask"} {
+		if code, _, raw := f.do("GET", "/api/v1/audit?"+q, "acme-viewer", ""); code != http.StatusOK {
+			t.Errorf("?%s: %d %s; want 200", q, code, raw)
+		}
+	}
+}
+
 func TestHealth(t *testing.T) {
 	f := newFixture(t)
 	if code, _, _ := f.do("GET", "/healthz", "", ""); code != http.StatusOK {

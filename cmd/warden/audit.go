@@ -1,7 +1,8 @@
 package main
 
 import (
-	"fmt"
+	"errors"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -22,7 +23,8 @@ func newAuditCmd() *cobra.Command {
 		Short: "Export the audit trail as JSON lines",
 		Long: `Print the audit trail, one JSON event per line, oldest first: every decision (with its
 blockers, rule ids, approver and spend), every approval answer, every outcome, every run start
-and end. Times are RFC 3339. Use --after ID to continue from an event.`,
+and end. Times are RFC 3339. Use --after ID to continue from an event. A filter no event can
+match (an unknown --kind or --decision, a time that is not RFC 3339) is a usage error.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, tf := range []struct {
@@ -34,9 +36,20 @@ and end. Times are RFC 3339. Use --after ID to continue from an event.`,
 				}
 				t, err := time.Parse(time.RFC3339Nano, tf.value)
 				if err != nil {
-					return fmt.Errorf("%s %q: want an RFC 3339 time", tf.flag, tf.value)
+					return usagef("%s %q: want an RFC 3339 time, such as 2026-11-30T12:00:00Z", tf.flag, tf.value)
 				}
 				*tf.dst = t
+			}
+			// An unknown kind or decision would print nothing, which reads as "no such events".
+			var fe *audit.FilterError
+			if err := o.filter.Check(); errors.As(err, &fe) {
+				return usagef("--%s %q: want one of %s", fe.Field, fe.Value, strings.Join(fe.Allowed, ", "))
+			}
+			if o.filter.Limit < 0 {
+				return usagef("--limit %d: want a number of events from 1, or 0 for all", o.filter.Limit)
+			}
+			if o.filter.AfterID < 0 {
+				return usagef("--after %d: want an event id (a whole number from 0)", o.filter.AfterID)
 			}
 			db, _, err := o.store.open(cmd.Context())
 			if err != nil {
@@ -83,5 +96,6 @@ and end. Times are RFC 3339. Use --after ID to continue from an event.`,
 	f.Int64Var(&o.filter.AfterID, "after", 0, "only events after this id")
 	f.IntVar(&o.filter.Limit, "limit", 0, "at most this many events (0: all)")
 	o.store.register(cmd)
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	return cmd
 }
