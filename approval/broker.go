@@ -157,11 +157,11 @@ func (b *Broker) settled(ctx context.Context, id string) (Outcome, error) {
 var ErrDigestMismatch = errors.New("the answer is for another call than the card's")
 
 // Answer records a person's answer to a card of the tenant ("" for any tenant: an admin),
-// given through channel (ChannelAPI, ChannelElicitation, or an embedder's own word; never
-// empty, and never one of the channels that end a card unanswered). digest, when given, must
-// be the card's: an answer is bound to the exact call it was shown. allow_tenant also saves a
-// standing approval for the tenant, tool and digest. A card that was already answered or
-// expired gives ErrNotPending; another tenant's, ErrNotFound.
+// given through channel (ChannelAPI, ChannelCLI, ChannelElicitation, or an embedder's own
+// word; never empty, and never one of the channels that end a card unanswered). digest, when
+// given, must be the card's: an answer is bound to the exact call it was shown. allow_tenant
+// also saves a standing approval for the tenant, tool and digest. A card that was already
+// answered or expired gives ErrNotPending; another tenant's, ErrNotFound.
 func (b *Broker) Answer(ctx context.Context, tenant, id string, a Answer, approver string, channel Channel, digest string) (*Card, error) {
 	if !a.Valid() {
 		return nil, fmt.Errorf("answer %q: want allow_once, allow_tenant or deny", a)

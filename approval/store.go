@@ -47,6 +47,8 @@ type Channel string
 const (
 	// ChannelAPI: a person answered through the REST API (POST /api/v1/approvals/{id}).
 	ChannelAPI Channel = "api"
+	// ChannelCLI: a person answered with warden approvals answer, on the store directly.
+	ChannelCLI Channel = "cli"
 	// ChannelElicitation: the session's own MCP client answered an elicitation request. Warden
 	// cannot tell whether a person or a program answered there: the role's
 	// approvalByElicitation says whether its sessions may be asked so.

@@ -80,7 +80,8 @@ type Event struct {
 	Rules    []string  `json:"rules,omitempty"`
 	Approver string    `json:"approver,omitempty"`
 	// Channel is how the card of an approval event left pending: through which way in a
-	// person answered it (api, elicitation) or what ended it unanswered (deadline, canceled).
+	// person answered it (api, cli, elicitation) or what ended it unanswered (deadline,
+	// canceled).
 	// Empty for a standing approval, and on events recorded before Warden recorded it.
 	Channel string `json:"channel,omitempty"`
 	Spend   *Spend `json:"spend,omitempty"`

@@ -74,7 +74,7 @@ func New(src Sources) *Metrics {
 		}, []string{"tool", "decision"}),
 		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warden_approvals_total",
-			Help: "Answers to approval cards recorded, by decision and channel (api, elicitation, deadline, canceled; empty for a standing approval).",
+			Help: "Answers to approval cards recorded, by decision and channel (api, cli, elicitation, deadline, canceled; empty for a standing approval).",
 		}, []string{"decision", "channel"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "warden_decision_seconds",

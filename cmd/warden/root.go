@@ -35,7 +35,7 @@ func newRootCmd() *cobra.Command {
 	root.PersistentFlags().StringVarP(&opts.config, "config", "c", "",
 		"policy file (default ./"+defaultConfig+", else the built-in quickstart policy)")
 	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newReviewCmd(opts), newDocsCmd(opts),
-		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newBoundariesCmd(opts), newAuditCmd(), newPinCmd(opts), newDiscoverCmd(opts),
+		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newBoundariesCmd(opts), newAuditCmd(), newApprovalsCmd(), newPinCmd(opts), newDiscoverCmd(opts),
 		newEgressCmd(), newExecCmd(), newVersionCmd())
 	documentEnv(root)
 	return root
