@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/approval"
@@ -16,6 +19,7 @@ import (
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
+	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
 	"github.com/wardenhq/warden/surface"
 )
@@ -165,12 +169,46 @@ func TestApprovalsAnswer(t *testing.T) {
 // the audit trail records who answered and through which channel.
 func TestApprovalsAnswerWakesWaitingCall(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "w.db")
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.Open(context.Background(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
+	answerWakesWaitingCall(t, db, "--db", path)
+}
+
+// The same on PostgreSQL, where the answer reaches the waiting call as a notification.
+func TestApprovalsAnswerWakesWaitingCallPostgres(t *testing.T) {
+	base := os.Getenv("WARDEN_TEST_POSTGRES_URL")
+	if base == "" {
+		t.Skip("WARDEN_TEST_POSTGRES_URL is not set: skipping the PostgreSQL variant " +
+			"(set it to e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
+	}
+	schema := "warden_test_approvals_" + newTokenID()
+	db, err := postgres.OpenSchema(t.Context(), base, schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		db.Close()
+		conn, err := pgx.Connect(context.Background(), base)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Error(err)
+		}
+	})
+	answerWakesWaitingCall(t, db, "--postgres", base, "--postgres-schema", schema)
+}
+
+// answerWakesWaitingCall parks a call of a gate on db, answers its card with the CLI on the
+// store storeArgs name (a connection of its own), and checks that the call ran.
+func answerWakesWaitingCall(t *testing.T, db appStore, storeArgs ...string) {
+	t.Helper()
+	ctx := context.Background()
 	rv, err := review.New(review.Options{Key: []byte("a test key of thirty-two bytes!!")})
 	if err != nil {
 		t.Fatal(err)
@@ -223,11 +261,11 @@ func TestApprovalsAnswerWakesWaitingCall(t *testing.T) {
 	}()
 	card := <-parked
 
-	out, stderr, code := run(t, "approvals", "list", "--db", path, "--state", "pending")
+	out, stderr, code := run(t, append([]string{"approvals", "list", "--state", "pending"}, storeArgs...)...)
 	if code != 0 || !strings.Contains(out, card.ID) || !strings.Contains(out, "mcp__sheets__sheets_append") {
 		t.Fatalf("the waiting card is not listed: status %d: %s%s", code, out, stderr)
 	}
-	out, stderr, code = run(t, "approvals", "answer", card.ID, "allow_once", "--as", "alice", "--db", path)
+	out, stderr, code = run(t, append([]string{"approvals", "answer", card.ID, "allow_once", "--as", "alice"}, storeArgs...)...)
 	if code != 0 {
 		t.Fatalf("answer: status %d: %s%s", code, out, stderr)
 	}
