@@ -201,7 +201,7 @@ type cardJSON struct {
 	Answered       *time.Time      `json:"answered,omitempty"`
 	Offers         []string        `json:"offers,omitempty"`
 
-	// Channel is how the card left pending: api, elicitation, deadline or canceled.
+	// Channel is how the card left pending: api, elicitation, cli, deadline or canceled.
 	Channel approval.Channel `json:"channel,omitempty"`
 }
 
