@@ -3,7 +3,8 @@
 // trail, each tenant's stored hard blocks (ETag and If-Match on writes) and the usage of runs
 // (turns and model dollars a harness reports, held to the run's limits). Every /api request
 // needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
-// tenant; another tenant's object is 404, so nothing leaks that it exists.
+// tenant; another tenant's object is 404, so nothing leaks that it exists. The API describes
+// itself in OpenAPI 3.1 at /api/v1/openapi.json, and every error it answers is JSON.
 package server
 
 import (
@@ -89,6 +90,7 @@ var routes = []route{
 	{"GET", "/healthz", nil, (*Server).healthz},
 	{"GET", "/readyz", nil, (*Server).readyz},
 	{"GET", "/metrics", []string{auth.RoleAdmin}, (*Server).metrics},
+	{"GET", "/api/v1/openapi.json", nil, (*Server).openapi},
 	{"GET", "/api/v1/approvals", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).listCards},
 	{"GET", "/api/v1/approvals/standing", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).listStanding},
 	{"DELETE", "/api/v1/approvals/standing/{id}", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover}, (*Server).revokeStanding},
