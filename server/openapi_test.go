@@ -39,6 +39,11 @@ type openapiDoc struct {
 }
 
 type openapiOperation struct {
+	ID         string `json:"operationId"`
+	Parameters []struct {
+		Name, In string
+		Required bool
+	} `json:"parameters"`
 	Roles     []string                   `json:"x-warden-roles"`
 	Security  []map[string][]string      `json:"security"`
 	Responses map[string]openapiResponse `json:"responses"`
@@ -69,11 +74,29 @@ func TestOpenAPIDescribesEveryRoute(t *testing.T) {
 	for _, rt := range server.Routes() {
 		served[rt.Method+" "+rt.Path] = rt
 	}
-	described := map[string]bool{}
+	described, ids := map[string]bool{}, map[string]string{}
 	for path, ops := range doc.Paths {
 		for method, op := range ops {
 			key := strings.ToUpper(method) + " " + path
 			described[key] = true
+			if other, dup := ids[op.ID]; dup || op.ID == "" {
+				t.Errorf("%s: operationId %q is empty or also %s's", key, op.ID, other)
+			}
+			ids[op.ID] = key
+			var want, got []string
+			for _, seg := range strings.Split(path, "/") {
+				if name, ok := strings.CutPrefix(seg, "{"); ok {
+					want = append(want, strings.TrimSuffix(name, "}"))
+				}
+			}
+			for _, p := range op.Parameters {
+				if p.In == "path" && p.Required {
+					got = append(got, p.Name)
+				}
+			}
+			if !slices.Equal(want, got) {
+				t.Errorf("%s: path parameters %v described; want %v, required", key, got, want)
+			}
 			rt, ok := served[key]
 			if !ok {
 				t.Errorf("openapi.json describes %s, which the server does not serve", key)
