@@ -3,7 +3,8 @@
 // trail, each tenant's stored hard blocks (ETag and If-Match on writes) and the usage of runs
 // (turns and model dollars a harness reports, held to the run's limits). Every /api request
 // needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
-// tenant; another tenant's object is 404, so nothing leaks that it exists.
+// tenant; another tenant's object is 404, so nothing leaks that it exists. The API describes
+// itself in OpenAPI 3.1 at /api/v1/openapi.json, and every error it answers is JSON.
 package server
 
 import (
@@ -13,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -63,28 +65,113 @@ func New(o Options) *Server {
 		o.Logger = slog.Default()
 	}
 	s := &Server{o: o, mux: http.NewServeMux()}
-	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.HandleFunc("GET /readyz", s.readyz)
-	s.mux.Handle("GET /api/v1/approvals", s.authed(s.listCards, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
-	s.mux.Handle("GET /api/v1/approvals/standing", s.authed(s.listStanding, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
-	s.mux.Handle("DELETE /api/v1/approvals/standing/{id}", s.authed(s.revokeStanding, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover))
-	s.mux.Handle("GET /api/v1/approvals/{id}", s.authed(s.getCard, auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer))
-	s.mux.Handle("POST /api/v1/approvals/{id}", s.authed(s.answer, auth.RoleAdmin, auth.RoleApprover))
-	s.mux.Handle("GET /api/v1/audit", s.authed(s.queryAudit, auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer))
-	s.mux.Handle("GET /api/v1/tenants/{tenant}/boundaries", s.authed(s.getBoundaries, boundaryReaders...))
-	s.mux.Handle("PUT /api/v1/tenants/{tenant}/boundaries", s.authed(s.putBoundaries, boundaryWriters...))
-	s.mux.Handle("GET /api/v1/tokens", s.authed(s.listTokens, tokenRoutes...))
-	s.mux.Handle("POST /api/v1/tokens", s.authed(s.createToken, tokenRoutes...))
-	s.mux.Handle("DELETE /api/v1/tokens/{id}", s.authed(s.revokeToken, tokenRoutes...))
-	if o.Metrics != nil {
-		s.mux.Handle("GET /metrics", s.authed(o.Metrics.ServeHTTP, auth.RoleAdmin))
+	for _, rt := range routes {
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
+		if rt.roles == nil {
+			s.mux.Handle(rt.method+" "+rt.path, h)
+			continue
+		}
+		s.mux.Handle(rt.method+" "+rt.path, s.authed(h, rt.roles...))
 	}
-	s.mux.Handle("POST /api/v1/runs/{id}/usage", s.authed(s.runUsage, runUsers...))
 	return s
 }
 
-// ServeHTTP serves a request.
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+// route is one route of the server: New registers exactly these, and the test of the OpenAPI
+// document reads the same table, so that no route can be served without being described.
+type route struct {
+	method, path string
+	// roles may use the route; nil: it needs no token.
+	roles  []string
+	handle func(*Server, http.ResponseWriter, *http.Request)
+}
+
+// routes are every route the server serves.
+var routes = []route{
+	{"GET", "/healthz", nil, (*Server).healthz},
+	{"GET", "/readyz", nil, (*Server).readyz},
+	{"GET", "/metrics", []string{auth.RoleAdmin}, (*Server).metrics},
+	{"GET", "/api/v1/openapi.json", nil, (*Server).openapi},
+	{"GET", "/api/v1/approvals", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).listCards},
+	{"GET", "/api/v1/approvals/standing", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).listStanding},
+	{"DELETE", "/api/v1/approvals/standing/{id}", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover}, (*Server).revokeStanding},
+	{"GET", "/api/v1/approvals/{id}", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).getCard},
+	{"POST", "/api/v1/approvals/{id}", []string{auth.RoleAdmin, auth.RoleApprover}, (*Server).answer},
+	{"GET", "/api/v1/audit", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer}, (*Server).queryAudit},
+	{"GET", "/api/v1/tenants/{tenant}/boundaries", boundaryReaders, (*Server).getBoundaries},
+	{"PUT", "/api/v1/tenants/{tenant}/boundaries", boundaryWriters, (*Server).putBoundaries},
+	{"GET", "/api/v1/tokens", tokenRoutes, (*Server).listTokens},
+	{"POST", "/api/v1/tokens", tokenRoutes, (*Server).createToken},
+	{"DELETE", "/api/v1/tokens/{id}", tokenRoutes, (*Server).revokeToken},
+	{"POST", "/api/v1/runs/{id}/usage", runUsers, (*Server).runUsage},
+}
+
+// Route is one route of the API as the server serves it.
+type Route struct {
+	Method, Path string
+	// Roles are the token roles that may use it; empty: no token is needed.
+	Roles []string
+}
+
+// Routes returns every route a Server serves, in the order New registers them.
+func Routes() []Route {
+	out := make([]Route, len(routes))
+	for i, rt := range routes {
+		out[i] = Route{Method: rt.method, Path: rt.path, Roles: slices.Clone(rt.roles)}
+	}
+	return out
+}
+
+// ServeHTTP serves a request. A path the server does not serve is a JSON 404, and a method a
+// path does not take a JSON 405 with an Allow header, like every other error of the API.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h, pattern := s.mux.Handler(r)
+	if pattern != "" {
+		s.mux.ServeHTTP(w, r)
+		return
+	}
+	// The mux found no route: its answer says which of 404 and 405 (and what is allowed), in
+	// plain text that the API's clients cannot read as an error of theirs.
+	probe := &statusProbe{header: http.Header{}}
+	h.ServeHTTP(probe, r)
+	if probe.status == http.StatusMethodNotAllowed {
+		allow := probe.header.Get("Allow")
+		w.Header().Set("Allow", allow)
+		s.fail(w, r, apiError{http.StatusMethodNotAllowed, "method_not_allowed",
+			fmt.Sprintf("%s does not take %s; it takes %s", r.URL.Path, r.Method, allow)}, nil)
+		return
+	}
+	s.fail(w, r, apiError{http.StatusNotFound, "not_found", fmt.Sprintf("no such path: %s", r.URL.Path)}, nil)
+}
+
+// statusProbe records what the mux's own 404 and 405 handlers answer, and drops their text.
+type statusProbe struct {
+	header http.Header
+	status int
+}
+
+func (p *statusProbe) Header() http.Header { return p.header }
+
+func (p *statusProbe) Write(b []byte) (int, error) {
+	if p.status == 0 {
+		p.status = http.StatusOK
+	}
+	return len(b), nil
+}
+
+func (p *statusProbe) WriteHeader(status int) {
+	if p.status == 0 {
+		p.status = status
+	}
+}
+
+// metrics serves the metrics, when the server has them.
+func (s *Server) metrics(w http.ResponseWriter, r *http.Request) {
+	if s.o.Metrics == nil {
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "this server keeps no metrics"}, nil)
+		return
+	}
+	s.o.Metrics.ServeHTTP(w, r)
+}
 
 // apiError is the body of every error response: a stable code and a message for people, apart
 // from any internal cause (which goes to the log).
