@@ -71,7 +71,7 @@ func TestACallWhoseClientTimesOutNeverRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := serve(t, dir, nil)
-	got := tsClient(t, s.url, s.clientToken, step{Op: "call", Name: "files_write", TimeoutMs: 2000,
+	got := tsClient(t, s.url, s.clientToken, step{Op: "call", Name: "files_write", TimeoutMs: 4000,
 		Arguments: map[string]any{"path": "late.txt", "content": "x"}})
 	if got[0].OK || !strings.Contains(strings.ToLower(got[0].Error), "timed out") {
 		t.Fatalf("the client's call: %+v; want its request timeout", got[0])
