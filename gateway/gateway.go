@@ -1016,7 +1016,13 @@ func (g *Gateway) ServeStdio(ctx context.Context, secret string, in io.ReadClose
 	}
 	defer s.end(context.WithoutCancel(ctx))
 	g.stdio.Store(true)
-	return s.server.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	// The pipe holds the end of the input until every request read is answered; it stops
+	// holding when the session ends (a revoked token) or ctx does.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer context.AfterFunc(s.life, cancel)()
+	pipe := newStdioPipe(wctx, in, out)
+	return s.server.Run(ctx, &mcp.IOTransport{Reader: stdioReader{pipe, in}, Writer: stdioWriter{pipe, out}})
 }
 
 func newID() string {
