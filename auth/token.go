@@ -25,6 +25,14 @@ const (
 // Roles lists every token role.
 var Roles = []string{RoleAdmin, RoleOperator, RoleApprover, RoleViewer, RoleAgent}
 
+// A returns a role with its indefinite article, for messages: "an admin", "a viewer".
+func A(role string) string {
+	if role != "" && strings.ContainsRune("aeiou", rune(role[0])) {
+		return "an " + role
+	}
+	return "a " + role
+}
+
 // Token is a stored bearer token. The secret itself is never stored: only its hash.
 type Token struct {
 	ID   string

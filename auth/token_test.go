@@ -40,3 +40,12 @@ func TestBearer(t *testing.T) {
 		}
 	}
 }
+
+func TestARoleReadsWell(t *testing.T) {
+	for role, want := range map[string]string{"admin": "an admin", "agent": "an agent", "operator": "an operator",
+		"approver": "an approver", "viewer": "a viewer"} {
+		if got := auth.A(role); got != want {
+			t.Errorf("A(%q) = %q, want %q", role, got, want)
+		}
+	}
+}

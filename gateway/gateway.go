@@ -909,7 +909,7 @@ func (g *Gateway) tokenFor(ctx context.Context, secret string) (*auth.Token, err
 		return nil, fmt.Errorf("the token cannot be checked: %w", err)
 	}
 	if tok.Role != auth.RoleAgent {
-		return nil, fmt.Errorf("a %s token cannot open an MCP session; create one with warden token create", tok.Role)
+		return nil, fmt.Errorf("%s token cannot open an MCP session; create one with warden token create", auth.A(tok.Role))
 	}
 	return tok, nil
 }

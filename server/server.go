@@ -262,7 +262,7 @@ func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 			allowed = allowed || tok.Role == role
 		}
 		if !allowed {
-			s.fail(w, r, apiError{http.StatusForbidden, "forbidden", fmt.Sprintf("a %s token may not do this", tok.Role)}, nil)
+			s.fail(w, r, apiError{http.StatusForbidden, "forbidden", fmt.Sprintf("%s token may not do this", auth.A(tok.Role))}, nil)
 			return
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), ctxKey{}, tok)))

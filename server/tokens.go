@@ -108,7 +108,7 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		bad("an admin token is for every tenant: leave out tenant, role and profile")
 		return
 	case t.Role != auth.RoleAdmin && t.Tenant == "":
-		bad("a " + t.Role + " token needs a tenant")
+		bad(auth.A(t.Role) + " token needs a tenant")
 		return
 	case t.Role != auth.RoleAgent && (t.SessionRole != "" || t.Profile != ""):
 		bad("role and profile are for agent tokens only")

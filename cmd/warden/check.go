@@ -46,13 +46,19 @@ do not fail the check.`,
 			for _, r := range p.Env(lookup).Reports() {
 				fmt.Fprintln(cmd.ErrOrStderr(), "switch:", r)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (revision %s): %d tools in %d servers, %d roles, %d profiles, %d tenants\n",
-				name, p.Revision, p.NumTools(), p.NumServers(), count(p.Roles()), count(p.Profiles()), count(p.Tenants()))
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: valid (revision %s): %s in %s, %s, %s, %s\n",
+				name, p.Revision, things(p.NumTools(), "tool"), things(p.NumServers(), "server"), things(count(p.Roles()), "role"),
+				things(count(p.Profiles()), "profile"), things(count(p.Tenants()), "tenant"))
 			return nil
 		},
 	}
 	envFlags.register(cmd)
 	return cmd
+}
+
+// things says n things: "1 server", "2 servers".
+func things(n int, thing string) string {
+	return fmt.Sprintf("%d %s", n, plural(n, thing, thing+"s"))
 }
 
 func count[T any](seq func(func(T) bool)) int {
