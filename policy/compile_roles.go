@@ -24,8 +24,48 @@ func (c *compiler) compileRoles() {
 		if c.roleCfg[rc.ID] != rc || isStandardRole(rc.ID) {
 			continue
 		}
+		c.warnTypo(rc)
 		c.addRole(c.newRole(rc))
 	}
+}
+
+// warnTypo warns of a new role whose id is one edit from a standard role's and that no
+// profile runs as: most likely the standard role misspelt, which would otherwise be taken as
+// an eighth role with none of the standard one's settings.
+func (c *compiler) warnTypo(rc *RoleConfig) {
+	for _, pc := range c.cfg.Profiles {
+		if pc.Role.Value == rc.ID {
+			return
+		}
+	}
+	for _, std := range standardRoles {
+		if oneEdit(rc.ID, std.id) {
+			c.warnf(rc.At("id"), "role %q is a new role that no profile runs as; did you mean the standard role %q?", rc.ID, std.id)
+			return
+		}
+	}
+}
+
+// oneEdit reports whether b is a with one character inserted, deleted, replaced, or two
+// neighbours swapped.
+func oneEdit(a, b string) bool {
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	if a == b || len(b)-len(a) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	if len(a) < len(b) {
+		return a[i:] == b[i+1:] // one inserted
+	}
+	if a[i+1:] == b[i+1:] {
+		return true // one replaced
+	}
+	return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:] // swapped
 }
 
 func isStandardRole(id string) bool {

@@ -1941,6 +1941,13 @@ var warningDocs = []struct {
 	want []string
 }{
 	{
+		name: "a standard role misspelt",
+		give: "roles:\n  - {id: persn, description: a typo}\n  - {id: coworkr, description: runs a profile, profile: required, ceiling: ['files_read']}\nprofiles:\n  - {id: r, role: coworkr, tools: [files_read], limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1}}\n",
+		want: []string{
+			`2:10: role "persn" is a new role that no profile runs as; did you mean the standard role "person"?`,
+		},
+	},
+	{
 		name: "ceiling patterns matching nothing",
 		give: "roles:\n  - {id: person, ceiling: ['*', 'mcp__mail__*', 'builtin:*#send', 'files_read#write']}\n",
 		want: []string{
