@@ -54,14 +54,22 @@ func (r *rig) wantCanceled(c *approval.Card, file string) {
 	if _, err := r.broker.Answer(context.Background(), c.Tenant, c.ID, approval.AllowOnce, "alice", approval.ChannelAPI, c.Digest); !errors.Is(err, approval.ErrNotPending) {
 		r.t.Errorf("an answer to the card of a call that ended: %v, want ErrNotPending", err)
 	}
-	var found bool
-	for _, e := range r.audited(audit.Filter{Kind: audit.KindApproval}) {
-		if e.Decision == "deny" && len(e.Blockers) == 1 && e.Blockers[0].Code == "approval_canceled" && e.Channel == "canceled" && e.Tool == c.Tool {
-			found = true
+	// The gate records the call's end just after the broker expires the card: looked for
+	// until it is there.
+	recorded := func() bool {
+		for _, e := range r.audited(audit.Filter{Kind: audit.KindApproval}) {
+			if e.Decision == "deny" && len(e.Blockers) == 1 && e.Blockers[0].Code == "approval_canceled" &&
+				e.Channel == "canceled" && e.Tool == c.Tool && e.Digest == c.Digest {
+				return true
+			}
 		}
+		return false
 	}
-	if !found {
-		r.t.Error("the cancelled call is not recorded as approval_canceled")
+	for deadline := time.Now().Add(30 * time.Second); !recorded(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			r.t.Error("the cancelled call is not recorded as approval_canceled")
+			break
+		}
 	}
 	if _, err := os.Stat(filepath.Join(r.gw.o.Workspaces, c.Tenant, file)); !errors.Is(err, os.ErrNotExist) {
 		r.t.Errorf("the call whose client went away ran: %s: %v", file, err)
