@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/wardenhq/warden/internal/feed"
 )
 
 // Stored is a tenant's hard-block document as a store keeps it.
@@ -136,36 +138,7 @@ func (t *Tenants) Watch(ctx context.Context, changed func()) {
 	if t.store == nil {
 		return
 	}
-	pause := 50 * time.Millisecond
-	for ctx.Err() == nil {
-		// Registered first, read second: a change between the two is not missed.
-		ch, err := t.store.WatchBoundaries(ctx)
-		if err == nil {
-			err = t.Load(ctx)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			t.logger.Warn("the stored hard blocks could not be watched; trying again", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 5*time.Second)
-			continue
-		}
-		pause = 50 * time.Millisecond
-		if changed != nil {
-			changed()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ch:
-		}
-	}
+	feed.Follow(ctx, t.logger, "the stored hard blocks", t.store.WatchBoundaries, t.Load, changed)
 }
 
 // Set returns the tenant's hard blocks in force. The same *Set is returned until the policy's

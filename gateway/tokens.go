@@ -8,6 +8,7 @@ import (
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/internal/feed"
 	"github.com/wardenhq/warden/verdict"
 )
 
@@ -122,36 +123,7 @@ func (g *Gateway) RevokeToken(ctx context.Context, id string, at time.Time) erro
 // have been revoked (on any instance), the revoked tokens are forgotten and the sessions they
 // opened end.
 func (g *Gateway) watchRevocations(ctx context.Context, w auth.RevocationWatcher) {
-	pause := 50 * time.Millisecond
-	for ctx.Err() == nil {
-		// Registered first, read second: a revocation between the two is not missed.
-		ch, err := w.WatchRevocations(ctx)
-		if err == nil {
-			err = g.applyRevocations(ctx)
-		}
-		if err != nil {
-			if ctx.Err() != nil {
-				return
-			}
-			g.logger.Warn("token revocations could not be followed; trying again", "err", err)
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(pause):
-			}
-			pause = min(2*pause, 5*time.Second)
-			continue
-		}
-		pause = 50 * time.Millisecond
-		if g.o.RevocationsRead != nil {
-			g.o.RevocationsRead()
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-ch:
-		}
-	}
+	feed.Follow(ctx, g.logger, "token revocations", w.WatchRevocations, g.applyRevocations, g.o.RevocationsRead)
 }
 
 // applyRevocations reads which tokens are revoked, forgets them, and ends their sessions.
