@@ -22,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/clock"
 )
 
 // Store is what the server reads and writes.
@@ -51,6 +52,11 @@ type Options struct {
 	ValidateToken auth.Validator
 	// Runs serves POST /api/v1/runs/{id}/usage (nil: 404).
 	Runs Runs
+	// Data serves the management plane's routes: tenants, connections, profiles, grants,
+	// allowances and egress allowlists (nil: 404).
+	Data Data
+	// Clock tells the day whose spending the allowances show (nil: the real clock).
+	Clock clock.Clock
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
@@ -103,6 +109,29 @@ var routes = []route{
 	{"POST", "/api/v1/tokens", tokenRoutes, (*Server).createToken},
 	{"DELETE", "/api/v1/tokens/{id}", tokenRoutes, (*Server).revokeToken},
 	{"POST", "/api/v1/runs/{id}/usage", runUsers, (*Server).runUsage},
+
+	// The management plane (data.go, allowances.go): every tenant's data but its hard blocks.
+	{"GET", "/api/v1/tenants", dataReaders, (*Server).listTenants},
+	{"POST", "/api/v1/tenants", tenantWriters, (*Server).createTenant},
+	{"GET", "/api/v1/tenants/{tenant}", dataReaders, (*Server).getTenant},
+	{"PUT", "/api/v1/tenants/{tenant}", tenantWriters, (*Server).putTenant},
+	{"DELETE", "/api/v1/tenants/{tenant}", tenantWriters, (*Server).deleteTenant},
+	{"GET", "/api/v1/tenants/{tenant}/connections", dataReaders, (*Server).listObjects},
+	{"POST", "/api/v1/tenants/{tenant}/connections", dataWriters, (*Server).createObject},
+	{"GET", "/api/v1/tenants/{tenant}/connections/{id}", dataReaders, (*Server).getConnection},
+	{"PUT", "/api/v1/tenants/{tenant}/connections/{id}", dataWriters, (*Server).putObject},
+	{"DELETE", "/api/v1/tenants/{tenant}/connections/{id}", dataWriters, (*Server).deleteObject},
+	{"GET", "/api/v1/tenants/{tenant}/connections/{id}/tools", dataReaders, (*Server).connectionTools},
+	{"GET", "/api/v1/tenants/{tenant}/profiles", dataReaders, (*Server).listObjects},
+	{"POST", "/api/v1/tenants/{tenant}/profiles", dataWriters, (*Server).createObject},
+	{"GET", "/api/v1/tenants/{tenant}/profiles/{id}", dataReaders, (*Server).getObject},
+	{"PUT", "/api/v1/tenants/{tenant}/profiles/{id}", dataWriters, (*Server).putObject},
+	{"DELETE", "/api/v1/tenants/{tenant}/profiles/{id}", dataWriters, (*Server).deleteObject},
+	{"GET", "/api/v1/tenants/{tenant}/profiles/{id}/grant", dataReaders, (*Server).getGrant},
+	{"PUT", "/api/v1/tenants/{tenant}/profiles/{id}/grant", dataWriters, (*Server).putGrant},
+	{"GET", "/api/v1/tenants/{tenant}/allowances", dataReaders, (*Server).listAllowances},
+	{"GET", "/api/v1/tenants/{tenant}/egress", dataReaders, (*Server).getEgress},
+	{"PUT", "/api/v1/tenants/{tenant}/egress", dataWriters, (*Server).putEgress},
 }
 
 // Route is one route of the API as the server serves it.

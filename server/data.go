@@ -1,0 +1,758 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/boundary"
+	"github.com/wardenhq/warden/manage"
+	"github.com/wardenhq/warden/policy"
+)
+
+// Data is the management plane's data as the routes under /api/v1/tenants read and write it:
+// tenants, connections, profiles (with their grants and allowances) and egress allowlists.
+// manage.Service implements it: a write is validated as if saved into the policy file, applied
+// to live sessions on every instance and recorded in the audit trail.
+type Data interface {
+	// Policy returns the policy in force: the file with the stored objects overlaid.
+	Policy() *policy.Policy
+	// List returns a kind's objects by id after the id after ("": from the first), at most
+	// limit of them, and the cursor of the next page ("" at the end). A tenant other than ""
+	// lists only that tenant's.
+	List(ctx context.Context, kind manage.Kind, tenant, after string, limit int) ([]*manage.Item, string, error)
+	// Get returns one object; manage.ErrNotFound if there is none.
+	Get(ctx context.Context, kind manage.Kind, id string) (*manage.Item, error)
+	// Put validates and writes an object if its revision is still ifRevision (0: create;
+	// manage.AnyRevision: whatever it is): manage.Invalid with every problem,
+	// manage.ErrStale, manage.ErrDeclared or manage.ErrExists when it cannot.
+	Put(ctx context.Context, kind manage.Kind, tenant, id string, data []byte, ifRevision int64, by string) (*manage.Item, error)
+	// Delete deletes an object if its revision is still ifRevision; manage.ErrNotFound,
+	// manage.ErrStale or manage.ErrDeclared when it cannot.
+	Delete(ctx context.Context, kind manage.Kind, id string, ifRevision int64, by string) error
+}
+
+// the roles of the management routes (H1): anyone of a tenant reads it; an operator also writes
+// its connections, profiles, grants and egress allowlist; only an admin writes tenants.
+var (
+	dataReaders       = []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}
+	dataWriters       = []string{auth.RoleAdmin, auth.RoleOperator}
+	tenantWriters     = []string{auth.RoleAdmin}
+	maxObject     int = 1 << 20
+)
+
+// kindNames are what messages call each kind.
+var kindNames = map[manage.Kind]string{manage.KindTenant: "tenant", manage.KindConnection: "connection",
+	manage.KindProfile: "profile", manage.KindEgress: "egress allowlist"}
+
+// collections are the path segments of each kind's collection under a tenant (tenants are the
+// collection /api/v1/tenants itself).
+var collections = map[manage.Kind]string{manage.KindConnection: "connections", manage.KindProfile: "profiles"}
+
+// emptyEgress is the allowlist of a tenant that has none: revision 0.
+const emptyEgress = `{"allow":[]}`
+
+// itemList is the body of a list.
+type itemList struct {
+	Items []*manage.Item `json:"items"`
+	Next  string         `json:"next,omitempty"`
+}
+
+// dataError is an error of the management routes that may carry every problem of a write.
+type dataError struct {
+	apiError
+	Problems []manage.Problem `json:"problems,omitempty"`
+}
+
+// principal is who a token's writes are recorded as.
+func principal(tok *auth.Token) string {
+	if tok.Name != "" {
+		return tok.Name
+	}
+	return "token:" + tok.ID
+}
+
+// hasData answers 404 for a server without management data.
+func (s *Server) hasData(w http.ResponseWriter, r *http.Request) bool {
+	if s.o.Data == nil {
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "this server keeps no management data"}, nil)
+		return false
+	}
+	return true
+}
+
+// dataTenant returns the tenant a request's path names, or answers 404 when the caller may not
+// see it or there is no such tenant: nothing says which.
+func (s *Server) dataTenant(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if !s.hasData(w, r) {
+		return "", false
+	}
+	tenant := r.PathValue("tenant")
+	if own := tenantOf(caller(r)); own != "" && own != tenant {
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "no such tenant: " + tenant}, nil)
+		return "", false
+	}
+	if _, err := s.o.Data.Get(r.Context(), manage.KindTenant, tenant); err != nil {
+		s.readFailed(w, r, manage.KindTenant, tenant, err)
+		return "", false
+	}
+	return tenant, true
+}
+
+// readFailed answers the error of a read: 404 for no such object, else 503.
+func (s *Server) readFailed(w http.ResponseWriter, r *http.Request, kind manage.Kind, id string, err error) {
+	if errors.Is(err, manage.ErrNotFound) {
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", fmt.Sprintf("no such %s: %s", kindNames[kind], id)}, nil)
+		return
+	}
+	s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", fmt.Sprintf("the %s %s cannot be read right now", kindNames[kind], id)}, err)
+}
+
+// object returns a tenant's object, or answers 404 when it is another tenant's (as when there
+// is none).
+func (s *Server) object(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string) (*manage.Item, bool) {
+	it, err := s.o.Data.Get(r.Context(), kind, id)
+	if err == nil && it.Tenant != tenant {
+		err = manage.ErrNotFound
+	}
+	if err != nil {
+		s.readFailed(w, r, kind, id, err)
+		return nil, false
+	}
+	return it, true
+}
+
+// writeItem answers with an object and, for a stored one, its ETag.
+func writeItem(w http.ResponseWriter, status int, it *manage.Item) {
+	if it.Source != manage.SourcePolicy {
+		w.Header().Set("ETag", etag(it.Revision))
+	}
+	writeJSON(w, status, it)
+}
+
+// writeRaw answers with a JSON document as it is, and its ETag (none: "").
+func writeRaw(w http.ResponseWriter, status int, data []byte, tag string) {
+	w.Header().Set("Content-Type", "application/json")
+	if tag != "" {
+		w.Header().Set("ETag", tag)
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+	if !bytes.HasSuffix(data, []byte("\n")) {
+		_, _ = w.Write([]byte("\n"))
+	}
+}
+
+// page reads a list's ?limit (1 to 1000, 100 when not given) and ?after.
+func (s *Server) page(w http.ResponseWriter, r *http.Request) (after string, limit int, ok bool) {
+	q := r.URL.Query()
+	limit = 100
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("limit %q: want a whole number from 1 to 1000", v)}, nil)
+			return "", 0, false
+		}
+		limit = n
+	}
+	return q.Get("after"), limit, true
+}
+
+// list answers a page of a kind's objects of a tenant ("": every tenant's).
+func (s *Server) list(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant string) {
+	after, limit, ok := s.page(w, r)
+	if !ok {
+		return
+	}
+	items, next, err := s.o.Data.List(r.Context(), kind, tenant, after, limit)
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", fmt.Sprintf("the %ss cannot be listed right now", kindNames[kind])}, err)
+		return
+	}
+	if items == nil {
+		items = []*manage.Item{}
+	}
+	writeJSON(w, http.StatusOK, itemList{Items: items, Next: next})
+}
+
+// writeRevision reads a write's If-Match: required, a quoted revision ("0" creates) or * for
+// any. It answers 428 or 400 when it cannot be used.
+func (s *Server) writeRevision(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	rev, missing, problem := ifMatch(r.Header.Get("If-Match"))
+	switch {
+	case missing:
+		s.fail(w, r, apiError{http.StatusPreconditionRequired, "precondition_required",
+			"a write needs If-Match: the ETag of the object it replaces (\"0\" to create it), or * to replace whatever is there"}, nil)
+		return 0, false
+	case problem != "":
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", problem}, nil)
+		return 0, false
+	case rev == boundary.AnyRevision:
+		return manage.AnyRevision, true
+	}
+	return rev, true
+}
+
+// readObject reads a write's body: one JSON object of at most 1 MiB. What it holds is the
+// validator's business.
+func (s *Server) readObject(w http.ResponseWriter, r *http.Request, what string) ([]byte, bool) {
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(maxObject)))
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("%s is at most %d bytes", what, maxObject)}, nil)
+		return nil, false
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		msg := "not JSON"
+		if err != nil {
+			msg = err.Error()
+		} else {
+			msg = "null"
+		}
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("the body must be %s, as a JSON object: %s", what, msg)}, nil)
+		return nil, false
+	}
+	return data, true
+}
+
+// put writes an object of a tenant and answers with it, or with why not. An object of another
+// tenant is 404 as if there were none, but for a create: ids are unique across tenants, so a
+// taken id is 409 whoever holds it.
+func (s *Server) put(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string, data []byte, rev int64) (*manage.Item, bool) {
+	ctx := r.Context()
+	cur, err := s.o.Data.Get(ctx, kind, id)
+	switch {
+	case errors.Is(err, manage.ErrNotFound):
+		cur = nil
+	case err != nil:
+		s.readFailed(w, r, kind, id, err)
+		return nil, false
+	case cur.Tenant != tenant && rev == 0:
+		s.fail(w, r, apiError{http.StatusConflict, "exists", fmt.Sprintf("the %s id %s is taken: ids are unique across tenants; choose another", kindNames[kind], id)}, nil)
+		return nil, false
+	case cur.Tenant != tenant:
+		s.readFailed(w, r, kind, id, manage.ErrNotFound)
+		return nil, false
+	case cur.Source == manage.SourcePolicy:
+		s.declared(w, r, kind, id)
+		return nil, false
+	}
+	it, err := s.o.Data.Put(ctx, kind, tenant, id, data, rev, principal(caller(r)))
+	if err == nil || it != nil {
+		if err != nil {
+			// In force, but not recorded: say so rather than pretend nothing happened.
+			w.Header().Set("ETag", etag(it.Revision))
+			s.fail(w, r, apiError{http.StatusInternalServerError, "not_recorded", fmt.Sprintf("the %s %s was changed and is in force, but the change could not be recorded in the audit trail", kindNames[kind], id)}, err)
+			return nil, false
+		}
+		return it, true
+	}
+	s.writeFailed(w, r, kind, tenant, id, err)
+	return nil, false
+}
+
+// declared answers 409 for a write of an object the policy file declares.
+func (s *Server) declared(w http.ResponseWriter, r *http.Request, kind manage.Kind, id string) {
+	s.fail(w, r, apiError{http.StatusConflict, "declared_in_policy", fmt.Sprintf("the %s %s is declared in the policy file; change it there", kindNames[kind], id)}, nil)
+}
+
+// writeFailed answers the error of a write.
+func (s *Server) writeFailed(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string, err error) {
+	var invalid manage.Invalid
+	switch {
+	case errors.As(err, &invalid):
+		s.invalid(w, r, kind, id, invalid)
+	case errors.Is(err, manage.ErrDeclared):
+		s.declared(w, r, kind, id)
+	case errors.Is(err, manage.ErrExists):
+		s.fail(w, r, apiError{http.StatusConflict, "exists", fmt.Sprintf("the %s id %s is taken: ids are unique across tenants; choose another", kindNames[kind], id)}, nil)
+	case errors.Is(err, manage.ErrStale):
+		s.stale(w, r, kind, tenant, id)
+	case errors.Is(err, manage.ErrNotFound):
+		s.readFailed(w, r, kind, id, err)
+	default:
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", fmt.Sprintf("the %s %s could not be written", kindNames[kind], id)}, err)
+	}
+}
+
+// invalid answers 422 with every problem of a write.
+func (s *Server) invalid(w http.ResponseWriter, r *http.Request, kind manage.Kind, id string, problems []manage.Problem) {
+	if problems == nil {
+		problems = []manage.Problem{}
+	}
+	msg := fmt.Sprintf("the %s %s does not validate (%d problems); nothing was changed", kindNames[kind], id, len(problems))
+	if len(problems) == 1 {
+		msg = fmt.Sprintf("the %s %s does not validate: %s; nothing was changed", kindNames[kind], id, problems[0].Message)
+	}
+	writeJSON(w, http.StatusUnprocessableEntity, map[string]any{"error": dataError{
+		apiError{http.StatusUnprocessableEntity, "invalid", msg}, problems}})
+}
+
+// stale answers 412 with the object's current ETag ("0": there is none), when it is the
+// tenant's.
+func (s *Server) stale(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string) {
+	cur, err := s.o.Data.Get(r.Context(), kind, id)
+	switch {
+	case errors.Is(err, manage.ErrNotFound):
+		w.Header().Set("ETag", etag(0))
+	case err == nil && cur.Tenant == tenant && cur.Source != manage.SourcePolicy:
+		w.Header().Set("ETag", etag(cur.Revision))
+	}
+	s.fail(w, r, apiError{http.StatusPreconditionFailed, "stale", fmt.Sprintf("the %s %s changed since that revision was read; read it again and redo the change", kindNames[kind], id)}, nil)
+}
+
+// remove deletes an object of a tenant.
+func (s *Server) remove(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string) {
+	rev, ok := s.writeRevision(w, r)
+	if !ok {
+		return
+	}
+	cur, ok := s.object(w, r, kind, tenant, id)
+	if !ok {
+		return
+	}
+	if cur.Source == manage.SourcePolicy {
+		s.declared(w, r, kind, id)
+		return
+	}
+	if err := s.o.Data.Delete(r.Context(), kind, id, rev, principal(caller(r))); err != nil {
+		s.writeFailed(w, r, kind, tenant, id, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// newID reads the id of an object a POST creates.
+func (s *Server) newID(w http.ResponseWriter, r *http.Request, kind manage.Kind, data []byte) (string, bool) {
+	var obj struct {
+		ID any `json:"id"`
+	}
+	_ = json.Unmarshal(data, &obj)
+	id, _ := obj.ID.(string)
+	if id == "" {
+		s.invalid(w, r, kind, "", []manage.Problem{{Field: "/id", Message: fmt.Sprintf("a new %s needs an id: a string, unique across tenants", kindNames[kind])}})
+		return "", false
+	}
+	return id, true
+}
+
+// create answers a POST on a collection: 201 with the object, its Location and its ETag.
+func (s *Server) create(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant string) {
+	data, ok := s.readObject(w, r, "the new "+kindNames[kind])
+	if !ok {
+		return
+	}
+	id, ok := s.newID(w, r, kind, data)
+	if !ok {
+		return
+	}
+	if kind == manage.KindTenant {
+		tenant = id
+	}
+	it, ok := s.put(w, r, kind, tenant, id, data, 0)
+	if !ok {
+		return
+	}
+	w.Header().Set("Location", itemPath(it))
+	writeItem(w, http.StatusCreated, it)
+}
+
+// replace answers a PUT of a whole object.
+func (s *Server) replace(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string) {
+	rev, ok := s.writeRevision(w, r)
+	if !ok {
+		return
+	}
+	data, ok := s.readObject(w, r, "the "+kindNames[kind])
+	if !ok {
+		return
+	}
+	it, ok := s.put(w, r, kind, tenant, id, data, rev)
+	if !ok {
+		return
+	}
+	status := http.StatusOK
+	if rev == 0 {
+		w.Header().Set("Location", itemPath(it))
+		status = http.StatusCreated
+	}
+	writeItem(w, status, it)
+}
+
+// itemPath is where the API serves an object.
+func itemPath(it *manage.Item) string {
+	base := "/api/v1/tenants/" + url.PathEscape(it.Tenant)
+	switch it.Kind {
+	case manage.KindTenant:
+		return base
+	case manage.KindEgress:
+		return base + "/egress"
+	}
+	return base + "/" + collections[it.Kind] + "/" + url.PathEscape(it.ID)
+}
+
+// Tenants.
+
+func (s *Server) listTenants(w http.ResponseWriter, r *http.Request) {
+	if s.hasData(w, r) {
+		s.list(w, r, manage.KindTenant, tenantOf(caller(r)))
+	}
+}
+
+func (s *Server) createTenant(w http.ResponseWriter, r *http.Request) {
+	if s.hasData(w, r) {
+		s.create(w, r, manage.KindTenant, "")
+	}
+}
+
+func (s *Server) getTenant(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		if it, ok := s.object(w, r, manage.KindTenant, tenant, tenant); ok {
+			writeItem(w, http.StatusOK, it)
+		}
+	}
+}
+
+func (s *Server) putTenant(w http.ResponseWriter, r *http.Request) {
+	// A PUT may create a tenant, so it need not exist yet (only an admin writes tenants).
+	if s.hasData(w, r) {
+		tenant := r.PathValue("tenant")
+		s.replace(w, r, manage.KindTenant, tenant, tenant)
+	}
+}
+
+func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) {
+	if s.hasData(w, r) {
+		tenant := r.PathValue("tenant")
+		s.remove(w, r, manage.KindTenant, tenant, tenant)
+	}
+}
+
+// A tenant's connections and profiles.
+
+// kindOf is the kind of a collection route, by its path.
+func kindOf(r *http.Request) manage.Kind {
+	if strings.Contains(r.Pattern, "/profiles") {
+		return manage.KindProfile
+	}
+	return manage.KindConnection
+}
+
+func (s *Server) listObjects(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		s.list(w, r, kindOf(r), tenant)
+	}
+}
+
+func (s *Server) createObject(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		s.create(w, r, kindOf(r), tenant)
+	}
+}
+
+func (s *Server) getObject(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		if it, ok := s.object(w, r, kindOf(r), tenant, r.PathValue("id")); ok {
+			writeItem(w, http.StatusOK, it)
+		}
+	}
+}
+
+func (s *Server) putObject(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		s.replace(w, r, kindOf(r), tenant, r.PathValue("id"))
+	}
+}
+
+func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		s.remove(w, r, kindOf(r), tenant, r.PathValue("id"))
+	}
+}
+
+// getConnection answers one connection, selected as a call selects one (S8): by its exact id,
+// or by a display name that exactly one of the tenant's connections has, in any case.
+func (s *Server) getConnection(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		if it, ok := s.selectConnection(w, r, tenant, r.PathValue("id")); ok {
+			writeItem(w, http.StatusOK, it)
+		}
+	}
+}
+
+// selectConnection finds a tenant's connection by id or unique name. An ambiguous name
+// selects nothing (409, naming the tenant's connections that share it): never a guess.
+func (s *Server) selectConnection(w http.ResponseWriter, r *http.Request, tenant, sel string) (*manage.Item, bool) {
+	ctx := r.Context()
+	it, err := s.o.Data.Get(ctx, manage.KindConnection, sel)
+	switch {
+	case err == nil && it.Tenant == tenant:
+		return it, true
+	case err != nil && !errors.Is(err, manage.ErrNotFound):
+		s.readFailed(w, r, manage.KindConnection, sel, err)
+		return nil, false
+	}
+	var found []*manage.Item
+	for after := ""; ; {
+		items, next, err := s.o.Data.List(ctx, manage.KindConnection, tenant, after, 1000)
+		if err != nil {
+			s.readFailed(w, r, manage.KindConnection, sel, err)
+			return nil, false
+		}
+		for _, it := range items {
+			var c struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(it.Data, &c) == nil && c.Name != "" && strings.EqualFold(c.Name, sel) {
+				found = append(found, it)
+			}
+		}
+		if next == "" || len(items) == 0 {
+			break
+		}
+		after = next
+	}
+	switch len(found) {
+	case 0:
+		s.readFailed(w, r, manage.KindConnection, sel, manage.ErrNotFound)
+		return nil, false
+	case 1:
+		return found[0], true
+	}
+	ids := make([]string, len(found))
+	for i, it := range found {
+		ids[i] = it.ID
+	}
+	s.fail(w, r, apiError{http.StatusConflict, "ambiguous", fmt.Sprintf("the name %q is ambiguous in tenant %s: connections %s have it; select by id",
+		sel, tenant, strings.Join(ids, ", "))}, nil)
+	return nil, false
+}
+
+// toolJSON is one tool of a connection's connector, as discovery shows it.
+type toolJSON struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Effect      string `json:"effect,omitempty"`
+	// Grantable: a grant of the connector gives it (the read table).
+	Grantable bool `json:"grantable"`
+	// Granted is whether the profile asked about is given the tool (absent without one), and
+	// Why says why or why not.
+	Granted *bool  `json:"granted,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
+// connectionTools answers discovery (S8): the catalog of a connection's connector, and with
+// ?profile whether that profile's grant gives each tool.
+func (s *Server) connectionTools(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := s.dataTenant(w, r)
+	if !ok {
+		return
+	}
+	conn, ok := s.selectConnection(w, r, tenant, r.PathValue("id"))
+	if !ok {
+		return
+	}
+	p := s.o.Data.Policy()
+	var c struct {
+		Connector string `json:"connector"`
+	}
+	_ = json.Unmarshal(conn.Data, &c)
+	srv, known := p.Server(c.Connector)
+	if !known || srv.Kind != policy.KindConnector {
+		s.fail(w, r, apiError{http.StatusConflict, "unknown_connector", fmt.Sprintf("connection %s names connector %q, which the policy in force does not declare", conn.ID, c.Connector)}, nil)
+		return
+	}
+	var prof *policy.Profile
+	if name := r.URL.Query().Get("profile"); name != "" {
+		if prof, ok = s.tenantProfile(w, r, p, tenant, name); !ok {
+			return
+		}
+	}
+	tools := []toolJSON{}
+	for t := range p.Tools() {
+		if t.Server != srv {
+			continue
+		}
+		tj := toolJSON{Name: t.Name, Description: t.Description, Effect: string(t.Effect), Grantable: t.Grantable}
+		if prof != nil {
+			granted, why := prof.GrantFor(t)
+			tj.Granted, tj.Why = &granted, why
+		}
+		tools = append(tools, tj)
+	}
+	body := map[string]any{"connection": conn.ID, "connector": srv.ID, "tools": tools}
+	if prof != nil {
+		body["profile"] = prof.ID
+	}
+	writeJSON(w, http.StatusOK, body)
+}
+
+// tenantProfile returns a profile of the tenant as the policy in force compiled it, or answers
+// 404 (another tenant's, or none) or 409 (stored, but refused by the policy in force).
+func (s *Server) tenantProfile(w http.ResponseWriter, r *http.Request, p *policy.Policy, tenant, id string) (*policy.Profile, bool) {
+	prof, compiled := p.Profile(id)
+	if t, ok := p.Tenant(tenant); ok && compiled {
+		for _, cw := range t.Coworkers {
+			if cw == prof {
+				return prof, true
+			}
+		}
+	}
+	it, ok := s.object(w, r, manage.KindProfile, tenant, id)
+	if !ok {
+		return nil, false
+	}
+	if !compiled {
+		s.fail(w, r, apiError{http.StatusConflict, "refused", fmt.Sprintf("profile %s is stored but the policy in force leaves it out: %s", id, it.Problem)}, nil)
+		return nil, false
+	}
+	return prof, true
+}
+
+// Grants.
+
+// grantOf is the grant part of a profile's data ({} without one).
+func grantOf(it *manage.Item) []byte {
+	var prof struct {
+		Grant json.RawMessage `json:"grant"`
+	}
+	if json.Unmarshal(it.Data, &prof) != nil || len(prof.Grant) == 0 || string(prof.Grant) == "null" {
+		return []byte("{}")
+	}
+	return prof.Grant
+}
+
+// itemTag is an object's ETag ("": a policy object has none).
+func itemTag(it *manage.Item) string {
+	if it.Source == manage.SourcePolicy {
+		return ""
+	}
+	return etag(it.Revision)
+}
+
+func (s *Server) getGrant(w http.ResponseWriter, r *http.Request) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		if it, ok := s.object(w, r, manage.KindProfile, tenant, r.PathValue("id")); ok {
+			writeRaw(w, http.StatusOK, grantOf(it), itemTag(it))
+		}
+	}
+}
+
+// putGrant replaces the grant of a stored profile and nothing else of it. The ETag is the
+// profile's: a change of any of it since it was read is stale.
+func (s *Server) putGrant(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := s.dataTenant(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	rev, ok := s.writeRevision(w, r)
+	if !ok {
+		return
+	}
+	grant, ok := s.readObject(w, r, "the grant ({\"connectors\", \"skills\", \"allowance\"})")
+	if !ok {
+		return
+	}
+	cur, ok := s.object(w, r, manage.KindProfile, tenant, id)
+	if !ok {
+		return
+	}
+	switch {
+	case cur.Source == manage.SourcePolicy:
+		s.declared(w, r, manage.KindProfile, id)
+		return
+	case rev == manage.AnyRevision:
+		// Whatever it is now, but no change made after this read.
+		rev = cur.Revision
+	case rev != cur.Revision:
+		s.stale(w, r, manage.KindProfile, tenant, id)
+		return
+	}
+	var prof map[string]json.RawMessage
+	if err := json.Unmarshal(cur.Data, &prof); err != nil || prof == nil {
+		s.fail(w, r, apiError{http.StatusInternalServerError, "corrupt", fmt.Sprintf("the stored profile %s is not a JSON object", id)}, err)
+		return
+	}
+	var compact bytes.Buffer
+	_ = json.Compact(&compact, grant)
+	prof["grant"] = compact.Bytes()
+	data, err := json.Marshal(prof)
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusInternalServerError, "internal", "the profile could not be encoded"}, err)
+		return
+	}
+	it, err := s.o.Data.Put(r.Context(), manage.KindProfile, tenant, id, data, rev, principal(caller(r)))
+	var invalid manage.Invalid
+	switch {
+	case errors.As(err, &invalid):
+		s.invalid(w, r, manage.KindProfile, id, grantProblems(id, invalid))
+	case err != nil && it != nil:
+		w.Header().Set("ETag", etag(it.Revision))
+		s.fail(w, r, apiError{http.StatusInternalServerError, "not_recorded", fmt.Sprintf("the grant of profile %s was changed and is in force, but the change could not be recorded in the audit trail", id)}, err)
+	case err != nil:
+		s.writeFailed(w, r, manage.KindProfile, tenant, id, err)
+	default:
+		writeRaw(w, http.StatusOK, grantOf(it), itemTag(it))
+	}
+}
+
+// grantProblems turns the problems of a profile into those of its grant: a pointer into the
+// grant stays one (without /grant), and a problem elsewhere in the profile says where.
+func grantProblems(id string, problems manage.Invalid) []manage.Problem {
+	out := make([]manage.Problem, len(problems))
+	for i, p := range problems {
+		switch rest, ok := strings.CutPrefix(p.Field, "/grant"); {
+		case ok && (rest == "" || strings.HasPrefix(rest, "/")):
+			p.Field = rest
+		case p.Field != "":
+			p.Where, p.Field = "profile "+id+" "+p.Field, ""
+		}
+		out[i] = p
+	}
+	return out
+}
+
+// Egress allowlists.
+
+func (s *Server) getEgress(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := s.dataTenant(w, r)
+	if !ok {
+		return
+	}
+	it, err := s.o.Data.Get(r.Context(), manage.KindEgress, tenant)
+	switch {
+	case errors.Is(err, manage.ErrNotFound):
+		writeRaw(w, http.StatusOK, []byte(emptyEgress), etag(0))
+	case err != nil:
+		s.readFailed(w, r, manage.KindEgress, tenant, err)
+	default:
+		writeRaw(w, http.StatusOK, it.Data, itemTag(it))
+	}
+}
+
+func (s *Server) putEgress(w http.ResponseWriter, r *http.Request) {
+	tenant, ok := s.dataTenant(w, r)
+	if !ok {
+		return
+	}
+	rev, ok := s.writeRevision(w, r)
+	if !ok {
+		return
+	}
+	data, ok := s.readObject(w, r, "the egress allowlist ({\"allow\": [\"host\", \"*.domain\"]})")
+	if !ok {
+		return
+	}
+	if it, ok := s.put(w, r, manage.KindEgress, tenant, tenant, data, rev); ok {
+		writeRaw(w, http.StatusOK, it.Data, itemTag(it))
+	}
+}
