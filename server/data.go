@@ -225,8 +225,10 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, what string)
 
 // put writes an object of a tenant and answers with it, or with why not. An object of another
 // tenant is 404 as if there were none, but for a create: ids are unique across tenants, so a
-// taken id is 409 whoever holds it.
-func (s *Server) put(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string, data []byte, rev int64) (*manage.Item, bool) {
+// taken id is 409 whoever holds it. A PUT with If-Match "0" over an object of the tenant is
+// stale (412, with its ETag), as for any other revision that is not the current one; a POST
+// (post) over one is 409.
+func (s *Server) put(w http.ResponseWriter, r *http.Request, kind manage.Kind, tenant, id string, data []byte, rev int64, post bool) (*manage.Item, bool) {
 	ctx := r.Context()
 	cur, err := s.o.Data.Get(ctx, kind, id)
 	switch {
@@ -254,6 +256,9 @@ func (s *Server) put(w http.ResponseWriter, r *http.Request, kind manage.Kind, t
 			return nil, false
 		}
 		return it, true
+	}
+	if !post && errors.Is(err, manage.ErrExists) {
+		err = manage.ErrStale
 	}
 	s.writeFailed(w, r, kind, tenant, id, err)
 	return nil, false
@@ -357,7 +362,7 @@ func (s *Server) create(w http.ResponseWriter, r *http.Request, kind manage.Kind
 	if kind == manage.KindTenant {
 		tenant = id
 	}
-	it, ok := s.put(w, r, kind, tenant, id, data, 0)
+	it, ok := s.put(w, r, kind, tenant, id, data, 0, true)
 	if !ok {
 		return
 	}
@@ -375,7 +380,7 @@ func (s *Server) replace(w http.ResponseWriter, r *http.Request, kind manage.Kin
 	if !ok {
 		return
 	}
-	it, ok := s.put(w, r, kind, tenant, id, data, rev)
+	it, ok := s.put(w, r, kind, tenant, id, data, rev, false)
 	if !ok {
 		return
 	}
@@ -752,7 +757,7 @@ func (s *Server) putEgress(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if it, ok := s.put(w, r, manage.KindEgress, tenant, tenant, data, rev); ok {
+	if it, ok := s.put(w, r, manage.KindEgress, tenant, tenant, data, rev, false); ok {
 		writeRaw(w, http.StatusOK, it.Data, itemTag(it))
 	}
 }

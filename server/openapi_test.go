@@ -160,6 +160,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		o.Boundaries = storedBoundaries{db: db, t: boundary.NewTenants(boundary.TenantsOptions{Store: db})}
 		o.Metrics = metrics.New(metrics.Sources{}).Handler()
 		o.Runs = testRuns{}
+		o.Data = newTestData(t, db)
 	})
 	ctx := context.Background()
 	f.card("acme", "c1")
@@ -196,6 +197,36 @@ func TestOpenAPIResponses(t *testing.T) {
 		newToken  = "POST /api/v1/tokens"
 		delToken  = "DELETE /api/v1/tokens/{id}"
 		usage     = "POST /api/v1/runs/{id}/usage"
+	)
+	// The management plane's routes.
+	const (
+		tenantsL  = "GET /api/v1/tenants"
+		tenantsC  = "POST /api/v1/tenants"
+		tenantG   = "GET /api/v1/tenants/{tenant}"
+		tenantP   = "PUT /api/v1/tenants/{tenant}"
+		tenantD   = "DELETE /api/v1/tenants/{tenant}"
+		connsL    = "GET /api/v1/tenants/{tenant}/connections"
+		connsC    = "POST /api/v1/tenants/{tenant}/connections"
+		connG     = "GET /api/v1/tenants/{tenant}/connections/{id}"
+		connP     = "PUT /api/v1/tenants/{tenant}/connections/{id}"
+		connD     = "DELETE /api/v1/tenants/{tenant}/connections/{id}"
+		connTools = "GET /api/v1/tenants/{tenant}/connections/{id}/tools"
+		profsL    = "GET /api/v1/tenants/{tenant}/profiles"
+		profsC    = "POST /api/v1/tenants/{tenant}/profiles"
+		profG     = "GET /api/v1/tenants/{tenant}/profiles/{id}"
+		profP     = "PUT /api/v1/tenants/{tenant}/profiles/{id}"
+		profD     = "DELETE /api/v1/tenants/{tenant}/profiles/{id}"
+		grantG    = "GET /api/v1/tenants/{tenant}/profiles/{id}/grant"
+		grantP    = "PUT /api/v1/tenants/{tenant}/profiles/{id}/grant"
+		allowG    = "GET /api/v1/tenants/{tenant}/allowances"
+		egressG   = "GET /api/v1/tenants/{tenant}/egress"
+		egressP   = "PUT /api/v1/tenants/{tenant}/egress"
+	)
+	const (
+		conn    = `{"id":"acme-new","connector":"shop","name":"New Store","enabled":false}`
+		prof    = `{"id":"acme-seo","role":"specialist","tools":["mcp__shop__list"],"grant":{"connectors":["shop"]}}`
+		badProf = `{"id":"acme-seo","role":"specialist","tools":["mcp__shop__nothing"],"grant":{"connectors":["nowhere"]}}`
+		ifNone  = `"0"`
 	)
 	cases := []openapiCase{
 		{route: "GET /healthz", method: "GET", path: "/healthz", want: 200},
@@ -251,6 +282,56 @@ func TestOpenAPIResponses(t *testing.T) {
 		{route: usage, method: "POST", path: "/api/v1/runs/run-live/usage", token: "acme-operator", body: `[1`, want: 400},
 		{route: usage, method: "POST", path: "/api/v1/runs/run-live/usage", token: "beta-approver", body: `{}`, want: 403},
 		{route: usage, method: "POST", path: "/api/v1/runs/run-other/usage", token: "admin", body: `{}`, want: 404},
+
+		{route: tenantsL, method: "GET", path: "/api/v1/tenants?limit=1", token: "admin", want: 200},
+		{route: tenantsL, method: "GET", path: "/api/v1/tenants?limit=0", token: "admin", want: 400},
+		{route: tenantsC, method: "POST", path: "/api/v1/tenants", token: "admin", body: `{"id":"gamma"}`, want: 201},
+		{route: tenantsC, method: "POST", path: "/api/v1/tenants", token: "admin", body: `{"id":"gamma"}`, want: 409},
+		{route: tenantsC, method: "POST", path: "/api/v1/tenants", token: "acme-operator", body: `{"id":"delta"}`, want: 403},
+		{route: tenantG, method: "GET", path: "/api/v1/tenants/acme", token: "acme-viewer", want: 200},
+		{route: tenantG, method: "GET", path: "/api/v1/tenants/beta", token: "acme-viewer", want: 404},
+		{route: tenantP, method: "PUT", path: "/api/v1/tenants/gamma", token: "admin", body: `{"id":"gamma","name":"Gamma"}`, headers: []string{"If-Match", `"1"`}, want: 200},
+		{route: tenantP, method: "PUT", path: "/api/v1/tenants/gamma", token: "admin", body: `{"id":"gamma"}`, headers: []string{"If-Match", `"1"`}, want: 412},
+		{route: tenantP, method: "PUT", path: "/api/v1/tenants/acme", token: "admin", body: `{"id":"acme"}`, headers: []string{"If-Match", "*"}, want: 409},
+		{route: tenantD, method: "DELETE", path: "/api/v1/tenants/gamma", token: "admin", want: 428},
+		{route: tenantD, method: "DELETE", path: "/api/v1/tenants/gamma", token: "admin", headers: []string{"If-Match", `"2"`}, want: 204},
+		{route: connsL, method: "GET", path: "/api/v1/tenants/acme/connections", token: "acme-viewer", want: 200},
+		{route: connsL, method: "GET", path: "/api/v1/tenants/beta/connections", token: "acme-viewer", want: 404},
+		{route: connsC, method: "POST", path: "/api/v1/tenants/acme/connections", token: "acme-operator", body: conn, want: 201},
+		{route: connsC, method: "POST", path: "/api/v1/tenants/acme/connections", token: "acme-operator", body: `{"id":"x","connector":"nowhere"}`, want: 422},
+		{route: connsC, method: "POST", path: "/api/v1/tenants/acme/connections", token: "acme-operator", body: `[]`, want: 400},
+		{route: connG, method: "GET", path: "/api/v1/tenants/acme/connections/new%20store", token: "acme-viewer", want: 200},
+		{route: connG, method: "GET", path: "/api/v1/tenants/acme/connections/outlet", token: "acme-viewer", want: 409},
+		{route: connP, method: "PUT", path: "/api/v1/tenants/acme/connections/acme-new", token: "acme-operator", body: conn, headers: []string{"If-Match", "*"}, want: 200},
+		{route: connP, method: "PUT", path: "/api/v1/tenants/acme/connections/acme-made", token: "acme-operator", body: `{"id":"acme-made","connector":"shop","enabled":false}`, headers: []string{"If-Match", ifNone}, want: 201},
+		{route: connP, method: "PUT", path: "/api/v1/tenants/acme/connections/acme-new", token: "acme-operator", body: conn, want: 428},
+		{route: connP, method: "PUT", path: "/api/v1/tenants/acme/connections/acme-new", token: "acme-operator", body: `{"id":"acme-new","padding":"` + strings.Repeat("x", 1<<20) + `"}`, headers: []string{"If-Match", "*"}, want: 413},
+		{route: connD, method: "DELETE", path: "/api/v1/tenants/acme/connections/acme-new", token: "acme-operator", headers: []string{"If-Match", `"1"`}, want: 412},
+		{route: connD, method: "DELETE", path: "/api/v1/tenants/acme/connections/acme-new", token: "acme-operator", headers: []string{"If-Match", "*"}, want: 204},
+		{route: connTools, method: "GET", path: "/api/v1/tenants/acme/connections/acme-shop/tools?profile=researcher", token: "acme-viewer", want: 200},
+		{route: connTools, method: "GET", path: "/api/v1/tenants/acme/connections/acme-shop/tools?profile=nobody", token: "acme-viewer", want: 404},
+		{route: profsL, method: "GET", path: "/api/v1/tenants/acme/profiles", token: "acme-viewer", want: 200},
+		{route: profsL, method: "GET", path: "/api/v1/tenants/acme/profiles", token: "agent", want: 403},
+		{route: profsC, method: "POST", path: "/api/v1/tenants/acme/profiles", token: "acme-operator", body: prof, want: 201},
+		{route: profsC, method: "POST", path: "/api/v1/tenants/acme/profiles", token: "acme-viewer", body: prof, want: 403},
+		{route: profG, method: "GET", path: "/api/v1/tenants/acme/profiles/acme-seo", token: "acme-viewer", want: 200},
+		{route: profG, method: "GET", path: "/api/v1/tenants/acme/profiles/researcher", token: "acme-viewer", want: 200},
+		{route: profG, method: "GET", path: "/api/v1/tenants/beta/profiles/acme-seo", token: "admin", want: 404},
+		{route: profP, method: "PUT", path: "/api/v1/tenants/acme/profiles/acme-seo", token: "acme-operator", body: prof, headers: []string{"If-Match", `"1"`}, want: 200},
+		{route: profP, method: "PUT", path: "/api/v1/tenants/acme/profiles/acme-seo", token: "acme-operator", body: badProf, headers: []string{"If-Match", `"2"`}, want: 422},
+		{route: grantG, method: "GET", path: "/api/v1/tenants/acme/profiles/acme-seo/grant", token: "acme-viewer", want: 200},
+		{route: grantG, method: "GET", path: "/api/v1/tenants/acme/profiles/nobody/grant", token: "acme-viewer", want: 404},
+		{route: grantP, method: "PUT", path: "/api/v1/tenants/acme/profiles/acme-seo/grant", token: "acme-operator", body: `{"connectors":["shop"]}`, headers: []string{"If-Match", `"2"`}, want: 200},
+		{route: grantP, method: "PUT", path: "/api/v1/tenants/acme/profiles/acme-seo/grant", token: "acme-operator", body: `{"connectors":["nowhere"]}`, headers: []string{"If-Match", "*"}, want: 422},
+		{route: grantP, method: "PUT", path: "/api/v1/tenants/acme/profiles/acme-seo/grant", token: "acme-operator", body: `{}`, headers: []string{"If-Match", `"1"`}, want: 412},
+		{route: profD, method: "DELETE", path: "/api/v1/tenants/acme/profiles/researcher", token: "acme-operator", headers: []string{"If-Match", "*"}, want: 409},
+		{route: profD, method: "DELETE", path: "/api/v1/tenants/acme/profiles/acme-seo", token: "acme-operator", headers: []string{"If-Match", "*"}, want: 204},
+		{route: allowG, method: "GET", path: "/api/v1/tenants/acme/allowances", token: "acme-viewer", want: 200},
+		{route: allowG, method: "GET", path: "/api/v1/tenants/nowhere/allowances", token: "admin", want: 404},
+		{route: egressG, method: "GET", path: "/api/v1/tenants/acme/egress", token: "acme-viewer", want: 200},
+		{route: egressG, method: "GET", path: "/api/v1/tenants/acme/egress", token: "beta-approver", want: 404},
+		{route: egressP, method: "PUT", path: "/api/v1/tenants/acme/egress", token: "acme-operator", body: `{"allow":["api.example.com"]}`, headers: []string{"If-Match", ifNone}, want: 200},
+		{route: egressP, method: "PUT", path: "/api/v1/tenants/acme/egress", token: "acme-operator", body: `{"allow":[]}`, headers: []string{"If-Match", ifNone}, want: 412},
 	}
 
 	v := newOpenAPIValidator(t)
