@@ -159,3 +159,32 @@ func TestOverlayLeavesTheFileAlone(t *testing.T) {
 		t.Fatalf("err %v: want it at w.yaml:5", err)
 	}
 }
+
+// overlayBad are overlays with a problem each, over the Scout example, for
+// TestEveryMessageIsTested.
+var overlayBad = [][]policy.Doc{
+	{{Kind: policy.DocEgress, ID: "acme", Tenant: "acme", Data: []byte(`{"allow":["*.com"]}`)}},
+	{{Kind: policy.DocEgress, ID: "acme", Tenant: "acme", Data: []byte(`{"allow":["a.example","a.example"]}`)}},
+	{{Kind: "widget", ID: "w", Data: []byte(`{}`)}},
+	{{Kind: policy.DocTenant, ID: "t", Tenant: "t", Data: []byte(`[1]`)}},
+	{{Kind: policy.DocTenant, ID: "acme", Tenant: "acme", Data: []byte(`{}`)}},
+	{{Kind: policy.DocTenant, ID: "t", Tenant: "t", Data: []byte(`{"id":"u"}`)}},
+	{{Kind: policy.DocProfile, ID: "p", Tenant: "nobody", Data: []byte(`{"tools":["Read"]}`)}},
+	{{Kind: policy.DocTenant, ID: "t", Tenant: "t", Data: []byte(`{"boundaries":{}}`)}},
+	{{Kind: policy.DocTenant, ID: "t", Tenant: "u", Data: []byte(`{}`)}},
+	{{Kind: policy.DocEgress, ID: "acme", Tenant: "acme-eu", Data: []byte(`{"allow":[]}`)}},
+}
+
+// overlayMessages are the messages the overlays of overlayBad produce.
+func overlayMessages(t *testing.T) []string {
+	var out []string
+	for _, docs := range overlayBad {
+		_, err := policy.ParseOverlay(fileName, scoutPolicy(t), docs)
+		if err == nil {
+			t.Errorf("%s %s: no problem found", docs[0].Kind, docs[0].Data)
+			continue
+		}
+		out = append(out, strings.Split(err.Error(), "\n")...)
+	}
+	return out
+}
