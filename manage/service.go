@@ -104,7 +104,7 @@ type Options struct {
 	Data []byte
 	// Apply puts a newly compiled policy in force (the gateway's Reload); it is called with
 	// each new policy in the order they were compiled, never twice at once.
-	Apply func(*policy.Policy)
+	Apply  func(*policy.Policy)
 	Logger *slog.Logger
 	// Now is the clock of the changes' times (time.Now when nil).
 	Now func() time.Time
