@@ -147,6 +147,10 @@ func (o *overlaid) index(n *yaml.Node, ptr string) {
 			o.starts = append(o.starts, start{p.Line, p.Col, ptr})
 		}
 	}
+}
+
+// sortStarts puts the starts in document order, a value before the values inside it.
+func (o *overlaid) sortStarts() {
 	slices.SortStableFunc(o.starts, func(a, b start) int {
 		if a.line != b.line {
 			return a.line - b.line
@@ -191,6 +195,7 @@ func (o *overlaid) decode(probs *problems, doc int) any {
 		return nil
 	}
 	o.index(root, "")
+	o.sortStarts()
 	if root.Kind != yaml.MappingNode {
 		dp.errorf(nodePos(root), "a %s must be an object, not %s", o.Kind, describe(root))
 		report()

@@ -10,7 +10,9 @@ import (
 	"github.com/wardenhq/warden/policy"
 )
 
-func scoutPolicy(t *testing.T) []byte {
+func scoutPolicy(t *testing.T) []byte { return scoutPolicyB(t) }
+
+func scoutPolicyB(t testing.TB) []byte {
 	t.Helper()
 	data, err := os.ReadFile("../examples/scout/warden.yaml")
 	if err != nil {
