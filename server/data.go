@@ -40,6 +40,8 @@ type Data interface {
 	Delete(ctx context.Context, kind manage.Kind, id string, ifRevision int64, by string) error
 }
 
+var _ Data = (*manage.Service)(nil)
+
 // the roles of the management routes (H1): anyone of a tenant reads it; an operator also writes
 // its connections, profiles, grants and egress allowlist; only an admin writes tenants.
 var (
@@ -328,11 +330,16 @@ func (s *Server) remove(w http.ResponseWriter, r *http.Request, kind manage.Kind
 		s.declared(w, r, kind, id)
 		return
 	}
-	if err := s.o.Data.Delete(r.Context(), kind, id, rev, principal(caller(r))); err != nil {
+	err := s.o.Data.Delete(r.Context(), kind, id, rev, principal(caller(r)))
+	switch {
+	case errors.Is(err, manage.ErrNotRecorded):
+		// Deleted and in force, but not recorded: say so rather than pretend nothing happened.
+		s.fail(w, r, apiError{http.StatusInternalServerError, "not_recorded", fmt.Sprintf("the %s %s was deleted and that is in force, but the deletion could not be recorded in the audit trail", kindNames[kind], id)}, err)
+	case err != nil:
 		s.writeFailed(w, r, kind, tenant, id, err)
-		return
+	default:
+		w.WriteHeader(http.StatusNoContent)
 	}
-	w.WriteHeader(http.StatusNoContent)
 }
 
 // newID reads the id of an object a POST creates.

@@ -182,7 +182,7 @@ var matrixCases = map[string]matrixCase{
 		return matrixReq{method: "GET", path: "/api/v1/tenants/" + t + "/profiles"}
 	}},
 	"POST /api/v1/tenants/{tenant}/profiles": {build: func(_ *fixture, t string, n int) matrixReq {
-		return matrixReq{method: "POST", path: "/api/v1/tenants/" + t + "/profiles", body: fmt.Sprintf(`{"id":"%s-posted-%d","role":"coworker"}`, t, n)}
+		return matrixReq{method: "POST", path: "/api/v1/tenants/" + t + "/profiles", body: fmt.Sprintf(`{"id":"%s-posted-%d","role":"specialist","tools":["mcp__shop__list"],"grant":{"connectors":["shop"]}}`, t, n)}
 	}},
 	"GET /api/v1/tenants/{tenant}/profiles/{id}": {build: func(f *fixture, t string, n int) matrixReq {
 		return matrixReq{method: "GET", path: seedProfile(f, t, n)}
@@ -190,7 +190,7 @@ var matrixCases = map[string]matrixCase{
 	"PUT /api/v1/tenants/{tenant}/profiles/{id}": {build: func(f *fixture, t string, n int) matrixReq {
 		path := seedProfile(f, t, n)
 		id := path[strings.LastIndex(path, "/")+1:]
-		return matrixReq{method: "PUT", path: path, body: fmt.Sprintf(`{"id":%q,"role":"coworker"}`, id), headers: anyRevision}
+		return matrixReq{method: "PUT", path: path, body: fmt.Sprintf(`{"id":%q,"name":"Changed","role":"specialist","tools":["mcp__shop__list"],"grant":{"connectors":["shop"]}}`, id), headers: anyRevision}
 	}},
 	"DELETE /api/v1/tenants/{tenant}/profiles/{id}": {build: func(f *fixture, t string, n int) matrixReq {
 		return matrixReq{method: "DELETE", path: seedProfile(f, t, n), headers: anyRevision}
@@ -199,7 +199,7 @@ var matrixCases = map[string]matrixCase{
 		return matrixReq{method: "GET", path: seedProfile(f, t, n) + "/grant"}
 	}},
 	"PUT /api/v1/tenants/{tenant}/profiles/{id}/grant": {build: func(f *fixture, t string, n int) matrixReq {
-		return matrixReq{method: "PUT", path: seedProfile(f, t, n) + "/grant", body: `{"connectors":[]}`, headers: anyRevision}
+		return matrixReq{method: "PUT", path: seedProfile(f, t, n) + "/grant", body: `{"connectors":["shop","crawl"],"allowance":{"crawl":{"perRun":1,"perDay":2}}}`, headers: anyRevision}
 	}},
 	"GET /api/v1/tenants/{tenant}/allowances": {build: func(_ *fixture, t string, _ int) matrixReq {
 		return matrixReq{method: "GET", path: "/api/v1/tenants/" + t + "/allowances"}
