@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -234,6 +235,16 @@ func ReadExport(name string, data []byte) ([]*Object, []TenantDocument, error) {
 	return objects, bounds, nil
 }
 
+// sameJSON reports whether two JSON texts hold the same value (an export read back has its
+// keys in another order than they were written).
+func sameJSON(a, b []byte) bool {
+	if bytes.Equal(a, b) {
+		return true
+	}
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
+}
+
 func withoutKey(v any, key string) any {
 	if m, ok := v.(map[string]any); ok {
 		delete(m, key)
@@ -264,7 +275,7 @@ func (s *Service) Import(ctx context.Context, objects []*Object, prune bool, by 
 			problems = append(problems, Problem{Where: string(o.Kind) + " " + o.ID, Message: ErrDeclared.Error()})
 			continue
 		}
-		data, err := compactJSON(o.Data)
+		data, err := normalize(o.Data, o.ID)
 		if err != nil {
 			problems = append(problems, Problem{Where: string(o.Kind) + " " + o.ID, Message: err.Error()})
 			continue
@@ -324,7 +335,7 @@ func (s *Service) Import(ctx context.Context, objects []*Object, prune bool, by 
 			}
 			name := string(g.Kind) + " " + g.ID
 			cur := have[objectKey{g.Kind, g.ID}]
-			if cur != nil && bytes.Equal(cur.Data, g.Data) {
+			if cur != nil && sameJSON(cur.Data, g.Data) {
 				rep.Unchanged = append(rep.Unchanged, name)
 				continue
 			}

@@ -370,7 +370,7 @@ func (s *Service) Put(ctx context.Context, kind Kind, tenant, id string, data []
 			return nil, Invalid{{Message: fmt.Sprintf("a %s is stored under its tenant's id (%s), not %s", kind, tenant, id)}}
 		}
 	}
-	data, err := compactJSON(data)
+	data, err := normalize(data, id)
 	if err != nil {
 		return nil, err
 	}
@@ -488,6 +488,50 @@ func validate(st *state, objects []*Object, put, del *Object) error {
 		out = append(out, Problem{Where: where, Message: e.Msg})
 	}
 	return out
+}
+
+// normalize checks that data is one JSON object and compacts it, without an "id" that only
+// repeats the id the object is stored under (the id is the object's key, not its content; one
+// that differs stays, for the compiler to report).
+func normalize(data []byte, id string) ([]byte, error) {
+	data, err := compactJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if _, err := dec.Token(); err != nil { // {
+		return data, nil
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			return data, nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return data, nil
+		}
+		if k == "id" && string(v) == strconvQuote(id) {
+			continue
+		}
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		key, _ := json.Marshal(k)
+		out.Write(key)
+		out.WriteByte(':')
+		out.Write(v)
+	}
+	out.WriteByte('}')
+	return out.Bytes(), nil
+}
+
+// strconvQuote is s as a JSON string.
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
 }
 
 // compactJSON checks that data is one JSON object and compacts it.
