@@ -306,6 +306,10 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 
 // newServer is the REST API, health and /metrics of a stack, as warden serve serves them.
 func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any) *server.Server {
+	var data server.Data // a nil *manage.Service would be a Data that is not nil
+	if st.data != nil {
+		data = st.data
+	}
 	return server.New(server.Options{
 		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
 		Info:          info,
@@ -313,6 +317,7 @@ func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any)
 		Runs:          st.gateway,
 		Metrics:       st.metrics.Handler(),
 		ValidateToken: tokenValidator(st.gateway.Policy),
+		Data:          data,
 	})
 }
 
