@@ -20,6 +20,8 @@ func TestErrorsAreJSON(t *testing.T) {
 		{"DELETE", "/api/v1/tokens", http.StatusMethodNotAllowed, "GET, HEAD, POST"},
 		{"POST", "/api/v1/audit", http.StatusMethodNotAllowed, "GET, HEAD"},
 		{"PATCH", "/api/v1/tenants/acme/boundaries", http.StatusMethodNotAllowed, "GET, HEAD, PUT"},
+		{"PATCH", "/api/v1/tenants/acme/profiles/p", http.StatusMethodNotAllowed, "DELETE, GET, HEAD, PUT"},
+		{"DELETE", "/api/v1/tenants/acme/egress", http.StatusMethodNotAllowed, "GET, HEAD, PUT"},
 		{"GET", "/api/v1/unknown", http.StatusNotFound, ""},
 		{"GET", "/api/v1/runs/r1/usage/more", http.StatusNotFound, ""},
 		{"GET", "/", http.StatusNotFound, ""},
