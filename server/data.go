@@ -212,14 +212,12 @@ func (s *Server) readObject(w http.ResponseWriter, r *http.Request, what string)
 		return nil, false
 	}
 	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		msg := "not JSON"
-		if err != nil {
-			msg = err.Error()
-		} else {
-			msg = "null"
-		}
-		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("the body must be %s, as a JSON object: %s", what, msg)}, nil)
+	err = json.Unmarshal(data, &obj)
+	if err == nil && obj == nil {
+		err = errors.New("it is null")
+	}
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf("the body must be %s, as a JSON object: %v", what, err)}, nil)
 		return nil, false
 	}
 	return data, true
