@@ -448,43 +448,67 @@ func (s *Server) deleteTenant(w http.ResponseWriter, r *http.Request) {
 
 // A tenant's connections and profiles.
 
-// kindOf is the kind of a collection route, by its path.
-func kindOf(r *http.Request) manage.Kind {
-	if strings.Contains(r.Pattern, "/profiles") {
-		return manage.KindProfile
-	}
-	return manage.KindConnection
+func (s *Server) listConnections(w http.ResponseWriter, r *http.Request) {
+	s.listObjects(w, r, manage.KindConnection)
 }
 
-func (s *Server) listObjects(w http.ResponseWriter, r *http.Request) {
-	if tenant, ok := s.dataTenant(w, r); ok {
-		s.list(w, r, kindOf(r), tenant)
-	}
+func (s *Server) createConnection(w http.ResponseWriter, r *http.Request) {
+	s.createObject(w, r, manage.KindConnection)
 }
 
-func (s *Server) createObject(w http.ResponseWriter, r *http.Request) {
-	if tenant, ok := s.dataTenant(w, r); ok {
-		s.create(w, r, kindOf(r), tenant)
-	}
+func (s *Server) putConnection(w http.ResponseWriter, r *http.Request) {
+	s.putObject(w, r, manage.KindConnection)
 }
 
-func (s *Server) getObject(w http.ResponseWriter, r *http.Request) {
+func (s *Server) deleteConnection(w http.ResponseWriter, r *http.Request) {
+	s.deleteObject(w, r, manage.KindConnection)
+}
+
+func (s *Server) listProfiles(w http.ResponseWriter, r *http.Request) {
+	s.listObjects(w, r, manage.KindProfile)
+}
+
+func (s *Server) createProfile(w http.ResponseWriter, r *http.Request) {
+	s.createObject(w, r, manage.KindProfile)
+}
+
+func (s *Server) getProfile(w http.ResponseWriter, r *http.Request) {
 	if tenant, ok := s.dataTenant(w, r); ok {
-		if it, ok := s.object(w, r, kindOf(r), tenant, r.PathValue("id")); ok {
+		if it, ok := s.object(w, r, manage.KindProfile, tenant, r.PathValue("id")); ok {
 			writeItem(w, http.StatusOK, it)
 		}
 	}
 }
 
-func (s *Server) putObject(w http.ResponseWriter, r *http.Request) {
+func (s *Server) putProfile(w http.ResponseWriter, r *http.Request) {
+	s.putObject(w, r, manage.KindProfile)
+}
+
+func (s *Server) deleteProfile(w http.ResponseWriter, r *http.Request) {
+	s.deleteObject(w, r, manage.KindProfile)
+}
+
+func (s *Server) listObjects(w http.ResponseWriter, r *http.Request, kind manage.Kind) {
 	if tenant, ok := s.dataTenant(w, r); ok {
-		s.replace(w, r, kindOf(r), tenant, r.PathValue("id"))
+		s.list(w, r, kind, tenant)
 	}
 }
 
-func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request) {
+func (s *Server) createObject(w http.ResponseWriter, r *http.Request, kind manage.Kind) {
 	if tenant, ok := s.dataTenant(w, r); ok {
-		s.remove(w, r, kindOf(r), tenant, r.PathValue("id"))
+		s.create(w, r, kind, tenant)
+	}
+}
+
+func (s *Server) putObject(w http.ResponseWriter, r *http.Request, kind manage.Kind) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		s.replace(w, r, kind, tenant, r.PathValue("id"))
+	}
+}
+
+func (s *Server) deleteObject(w http.ResponseWriter, r *http.Request, kind manage.Kind) {
+	if tenant, ok := s.dataTenant(w, r); ok {
+		s.remove(w, r, kind, tenant, r.PathValue("id"))
 	}
 }
 
