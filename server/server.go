@@ -110,7 +110,8 @@ var routes = []route{
 	{"DELETE", "/api/v1/tokens/{id}", tokenRoutes, (*Server).revokeToken},
 	{"POST", "/api/v1/runs/{id}/usage", runUsers, (*Server).runUsage},
 
-	// The management plane (data.go, allowances.go): every tenant's data but its hard blocks.
+	// The management plane (data.go, connections.go, grants.go, allowances.go): every tenant's
+	// data but its hard blocks.
 	{"GET", "/api/v1/tenants", dataReaders, (*Server).listTenants},
 	{"POST", "/api/v1/tenants", tenantWriters, (*Server).createTenant},
 	{"GET", "/api/v1/tenants/{tenant}", dataReaders, (*Server).getTenant},
