@@ -26,40 +26,34 @@ func jsonColumn(v any, empty bool) (any, error) {
 	return string(b), nil
 }
 
-// Append writes an event and sets its ID; it returns once the event is committed. An event
-// without a time is stamped now.
+// Append writes one event, committed before it returns. Concurrent appends are committed
+// together (group commit): an append that arrives while another batch is being written is
+// written with the next one, in one transaction, so that under load one commit serves many
+// decisions and a lone append waits for nobody.
 func (db *DB) Append(ctx context.Context, e *audit.Event) error {
-	if e.Time.IsZero() {
-		e.Time = time.Now()
+	return db.appends.Do(pendingEvent{ctx, e})
+}
+
+// maxAppendBatch bounds the appends one transaction commits.
+const maxAppendBatch = 256
+
+// pendingEvent is an append waiting for its batch.
+type pendingEvent struct {
+	ctx context.Context
+	e   *audit.Event
+}
+
+// appendBatch writes a batch of appends in one transaction, under the first one's context
+// without its cancellation: the others wait for it too.
+func (db *DB) appendBatch(batch []pendingEvent) error {
+	if len(batch) == 1 {
+		return db.appendOne(batch[0].ctx, batch[0].e)
 	}
-	blockers, err := jsonColumn(e.Blockers, e.Blockers == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
+	events := make([]*audit.Event, len(batch))
+	for i, p := range batch {
+		events[i] = p.e
 	}
-	rules, err := jsonColumn(e.Rules, e.Rules == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	spend, err := jsonColumn(e.Spend, e.Spend == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	var id int64
-	err = db.write(ctx, func(*sql.Conn) error {
-		res, err := db.ws.appendEvent.ExecContext(ctx, formatTime(e.Time), e.Kind, e.CallID, e.Tenant, e.Session,
-			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver,
-			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return db.fail("append audit event", err)
-	}
-	e.ID = id
-	return nil
+	return db.AppendAll(context.WithoutCancel(batch[0].ctx), events)
 }
 
 // AppendAll appends several events in one transaction: all of them or none.
@@ -194,4 +188,38 @@ func scanEvent(row scanner) (*audit.Event, error) {
 		}
 	}
 	return &e, nil
+}
+// appendOne writes one event in its own (autocommit) statement.
+func (db *DB) appendOne(ctx context.Context, e *audit.Event) error {
+	if e.Time.IsZero() {
+		e.Time = time.Now()
+	}
+	blockers, err := jsonColumn(e.Blockers, e.Blockers == nil)
+	if err != nil {
+		return fmt.Errorf("append audit event: %w", err)
+	}
+	rules, err := jsonColumn(e.Rules, e.Rules == nil)
+	if err != nil {
+		return fmt.Errorf("append audit event: %w", err)
+	}
+	spend, err := jsonColumn(e.Spend, e.Spend == nil)
+	if err != nil {
+		return fmt.Errorf("append audit event: %w", err)
+	}
+	var id int64
+	err = db.write(ctx, func(*sql.Conn) error {
+		res, err := db.ws.appendEvent.ExecContext(ctx, formatTime(e.Time), e.Kind, e.CallID, e.Tenant, e.Session,
+			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver,
+			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel)
+		if err != nil {
+			return err
+		}
+		id, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return db.fail("append audit event", err)
+	}
+	e.ID = id
+	return nil
 }

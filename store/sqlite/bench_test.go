@@ -2,7 +2,9 @@ package sqlite_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -49,24 +51,34 @@ func BenchmarkReserveSettle(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pairs/s")
 }
 
-// BenchmarkAuditAppend is one decision written to the audit trail, committed.
+// BenchmarkAuditAppend is decisions written to the audit trail, each committed before Append
+// returns: from one goroutine, and from sixteen at once (as the gateway's concurrent calls
+// write them).
 func BenchmarkAuditAppend(b *testing.B) {
-	db := benchDB(b)
-	ctx := context.Background()
-	now := time.Now()
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		e := &audit.Event{Time: now, Kind: audit.KindDecision, CallID: "call-1", Tenant: "t1", Session: "sess-1",
-			Principal: "agent:coworker-7", Role: "specialist", Profile: "seo", Run: "run-1", Tool: "mcp__firecrawl__scrape",
-			Digest: "sha256:0123456789abcdef0123456789abcdef", Decision: "allow",
-			Blockers: []audit.Blocker{{Code: "approval_required", Rule: "r1"}}, Rules: []string{"r1"},
-			Spend: &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2}, PolicyRevision: "rev-42"}
-		if err := db.Append(ctx, e); err != nil {
-			b.Fatal(err)
-		}
+	for _, n := range []int{1, 16} {
+		b.Run(fmt.Sprintf("goroutines=%d", n), func(b *testing.B) {
+			db := benchDB(b)
+			ctx := context.Background()
+			now := time.Now()
+			b.ReportAllocs()
+			b.SetParallelism((n + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					e := &audit.Event{Time: now, Kind: audit.KindDecision, CallID: "call-1", Tenant: "t1", Session: "sess-1",
+						Principal: "agent:coworker-7", Role: "specialist", Profile: "seo", Run: "run-1", Tool: "mcp__firecrawl__scrape",
+						Digest: "sha256:0123456789abcdef0123456789abcdef", Decision: "allow",
+						Blockers: []audit.Blocker{{Code: "approval_required", Rule: "r1"}}, Rules: []string{"r1"},
+						Spend: &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2}, PolicyRevision: "rev-42"}
+					if err := db.Append(ctx, e); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
+		})
 	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "appends/s")
 }
 
 // BenchmarkRecoverIdle is what every instance's heartbeat costs when nobody died: a beat and

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/wardenhq/warden/internal/group"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -78,6 +79,8 @@ type DB struct {
 	bounds  boundaryWatch // hard-block watchers
 	revoked boundaryWatch // token revocation watchers (the sum is the count of revoked tokens)
 	objects objectWatch   // management-plane object watchers
+	// appends commits concurrent audit appends together (see Append).
+	appends *group.Commit[pendingEvent]
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer
@@ -103,6 +106,7 @@ func OpenWith(ctx context.Context, path string, opts Options) (*DB, error) {
 		return nil, fmt.Errorf("open sqlite store %q: want the path of a file", path)
 	}
 	db := &DB{path: path, opts: opts, hub: newHub(), kick: make(chan struct{}, 1), stop: make(chan struct{})}
+	db.appends = group.New(maxAppendBatch, db.appendBatch)
 	if err := db.open(ctx); err != nil {
 		db.closeConns()
 		return nil, fmt.Errorf("open sqlite store %s: %w", path, db.explain(err))
