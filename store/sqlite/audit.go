@@ -189,6 +189,7 @@ func scanEvent(row scanner) (*audit.Event, error) {
 	}
 	return &e, nil
 }
+
 // appendOne writes one event in its own (autocommit) statement.
 func (db *DB) appendOne(ctx context.Context, e *audit.Event) error {
 	if e.Time.IsZero() {
