@@ -72,7 +72,7 @@ func decisionChart(events []auditEvent) template.HTML {
 		maxN = max(maxN, sum)
 	}
 	const w, h, left, bottom = 640.0, 180.0, 36.0, 24.0
-	bw := (w - left) / float64(n)
+	bw := math.Min((w-left)/float64(n), 48)
 	var s strings.Builder
 	fmt.Fprintf(&s, `<svg class="chart" viewBox="0 0 %g %g" role="img" aria-label="Calls by decision over time, %d decisions"><title>Calls by decision over time</title>`, w, h, len(times))
 	fmt.Fprintf(&s, `<line x1="%g" y1="0" x2="%g" y2="%g" class="axis"/><line x1="%g" y1="%g" x2="%g" y2="%g" class="axis"/>`, left, left, h-bottom, left, h-bottom, w, h-bottom)

@@ -220,7 +220,6 @@ var funcs = template.FuncMap{
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"clock":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
 	"join":    strings.Join,
-	"list":    func(v ...string) []string { return v },
 	"cardData": func(csrf string, c any) map[string]any {
 		if cv, ok := c.(cardView); ok {
 			return map[string]any{"CSRF": csrf, "Card": cv}

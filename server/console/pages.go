@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/audit"
 )
 
 func (c *Console) routes() {
@@ -305,7 +307,8 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, s *session) {
 	if p.User != nil && q.Get("tenant") != "" {
 		v.Set("tenant", p.Tenant)
 	}
-	data := map[string]any{"Form": form}
+	data := map[string]any{"Form": form, "Kinds": []string{"", audit.KindDecision, audit.KindApproval, audit.KindOutcome,
+		audit.KindRun, audit.KindEgress, audit.KindBoundaries}, "Decisions": []string{"", "allow", "ask", "deny"}}
 	p.Data = data
 	if p.Error == "" {
 		res := c.call(r.Context(), s.secret, "GET", "/api/v1/audit?"+v.Encode(), nil)

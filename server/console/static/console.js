@@ -33,6 +33,7 @@
     var tpl = document.getElementById("card-template");
     var none = document.getElementById("no-cards");
     var src = new EventSource(list.getAttribute("data-events"));
+    src.addEventListener("open", function () { list.setAttribute("data-live", "1"); });
     src.addEventListener("card", function (ev) {
       var c = JSON.parse(ev.data);
       var old = list.querySelector('[data-id="' + CSS.escape(c.id) + '"]');
