@@ -31,10 +31,14 @@ const (
 	// who wrote it, Digest the digest of its rules (boundary.Set.Revision, which review
 	// tokens name too), Rules its rule ids.
 	KindBoundaries = "boundaries"
+	// KindChange records a change of the management data (package manage): Tool names the
+	// object (kind/id, such as profile/writer), Principal who changed it, Outcome "put" or
+	// "delete", Digest the sha256 of what was written.
+	KindChange = "change"
 )
 
 // Kinds are every kind of event, the values a Filter's Kind may take.
-var Kinds = []string{KindDecision, KindOutcome, KindApproval, KindRun, KindEgress, KindBoundaries}
+var Kinds = []string{KindDecision, KindOutcome, KindApproval, KindRun, KindEgress, KindBoundaries, KindChange}
 
 // Decisions are the values an event's Decision, and so a Filter's, may take.
 var Decisions = []string{"allow", "ask", "deny"}

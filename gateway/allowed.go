@@ -86,6 +86,18 @@ func (a *allowedHosts) list(tenant string) func() *egress.Allowlist {
 	}
 }
 
+// stale makes every tenant's list be read again at its next check: the policy changed, and
+// with it what the tenants add to the allowlist.
+func (a *allowedHosts) stale() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, t := range a.tenants {
+		if t.read.Load() != 0 {
+			t.read.Store(1)
+		}
+	}
+}
+
 // add puts a host on a tenant's list at once (its standing approval is saved by the broker).
 func (a *allowedHosts) add(tenant, host string) error {
 	t := a.tenant(tenant)
@@ -99,17 +111,18 @@ func (a *allowedHosts) add(tenant, host string) error {
 	return nil
 }
 
-// refresh reads a tenant's list from the store: the hosts of its standing approvals of tools
-// of kind sandbox_allow_host that are not revoked. A store that cannot be read leaves the
+// refresh reads a tenant's list: the entries the policy in force gives the tenant (its egress
+// object), and from the store the hosts of its standing approvals of tools of kind
+// sandbox_allow_host that are not revoked. A store that cannot be read leaves the
 // list as it was (logged); an entry that no longer parses is left out (logged).
 func (a *allowedHosts) refresh(ctx context.Context, tenant string, t *tenantHosts) {
-	if a.store == nil {
-		t.read.Store(time.Now().UnixNano())
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	standings, err := a.store.Standings(ctx, tenant)
+	var standings []*approval.Standing
+	var err error
+	if a.store != nil {
+		standings, err = a.store.Standings(ctx, tenant)
+	}
 	if err != nil {
 		a.logger.Warn("the hosts allowed for a tenant could not be read; the list in memory stays", "tenant", tenant, "err", err)
 		t.read.Store(time.Now().UnixNano())
@@ -117,6 +130,10 @@ func (a *allowedHosts) refresh(ctx context.Context, tenant string, t *tenantHost
 	}
 	p := a.policy()
 	var hosts []string
+	if t, ok := p.Tenant(tenant); ok {
+		// What the tenant's own egress object (or its entry in the policy file) adds.
+		hosts = append(hosts, t.Egress...)
+	}
 	for _, st := range standings {
 		if !st.Revoked.IsZero() || st.Tenant != tenant {
 			continue

@@ -250,6 +250,7 @@ func (g *Gateway) Reload(p *policy.Policy, env *policy.Env) {
 		g.logger.Error("the reloaded policy's hard blocks do not validate: every call is blocked", "err", snap.rulesErr)
 	}
 	g.snapshot.Store(snap)
+	g.allowed.stale()
 	g.resyncAll()
 }
 

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/wardenhq/warden/egress"
 )
 
 func (c *compiler) compileTenants() {
@@ -87,6 +89,7 @@ func (c *compiler) compileTenants() {
 			}
 			t.Connections = append(t.Connections, conn)
 		}
+		c.compileEgress(t, tc.Egress)
 		p.tenantIdx[t.ID] = t.Index
 		p.tenants = append(p.tenants, t)
 		if tc.Boundaries != nil {
@@ -147,6 +150,32 @@ func (c *compiler) compileTenants() {
 				}
 			}
 		}
+	}
+}
+
+// compileEgress checks the hosts a tenant adds to the egress allowlist, each as the proxy
+// would read it.
+func (c *compiler) compileEgress(t *Tenant, ec *TenantEgressConfig) {
+	if ec == nil {
+		return
+	}
+	seen := map[string]bool{}
+	for _, n := range ec.Allow {
+		if _, err := egress.NewAllowlist([]string{n.Value}); err != nil {
+			var le egress.ListError
+			msg := err.Error()
+			if errors.As(err, &le) && len(le) == 1 {
+				msg = le[0].Err.Error()
+			}
+			c.errorf(n.Pos, "tenant %s: egress entry %q: %s", t.ID, n.Value, msg)
+			continue
+		}
+		if seen[n.Value] {
+			c.errorf(n.Pos, "tenant %s: egress entry %q is listed twice", t.ID, n.Value)
+			continue
+		}
+		seen[n.Value] = true
+		t.Egress = append(t.Egress, n.Value)
 	}
 }
 

@@ -294,20 +294,20 @@ func TestCondPlacedInTheDocument(t *testing.T) {
 		when string // the line after "    when:"
 		want Pos
 	}{
-		{"plain", " A && D", Pos{4, 16}},
-		{"double quoted", ` "A && D"`, Pos{4, 17}},
-		{"single quoted", ` 'A && D'`, Pos{4, 17}},
-		{"single quoted with an escape before", ` 'A''s && D'`, Pos{4, 12}},
-		{"tagged", ` !!str A && D`, Pos{4, 22}},
-		{"anchored", ` &c A && D`, Pos{4, 19}},
-		{"literal block", " |\n      A && D", Pos{5, 12}},
-		{"folded block", " >-\n      A && D", Pos{5, 12}},
-		{"folded block after a blank line", " >-\n\n      A && D", Pos{4, 11}},
-		{"folded over two lines", " >-\n      A &&\n      D", Pos{4, 11}},
-		{"double quoted with an escape", ` "A\t&& D"`, Pos{4, 12}},
-		{"double quoted over two lines", " \"A &&\n      D\"", Pos{4, 12}},
-		{"after a character that is not ASCII", ` "A && D" # é`, Pos{4, 17}},
-		{"with a character that is not ASCII", ` "A && é"`, Pos{4, 17}},
+		{"plain", " A && D", Pos{Line: 4, Col: 16}},
+		{"double quoted", ` "A && D"`, Pos{Line: 4, Col: 17}},
+		{"single quoted", ` 'A && D'`, Pos{Line: 4, Col: 17}},
+		{"single quoted with an escape before", ` 'A''s && D'`, Pos{Line: 4, Col: 12}},
+		{"tagged", ` !!str A && D`, Pos{Line: 4, Col: 22}},
+		{"anchored", ` &c A && D`, Pos{Line: 4, Col: 19}},
+		{"literal block", " |\n      A && D", Pos{Line: 5, Col: 12}},
+		{"folded block", " >-\n      A && D", Pos{Line: 5, Col: 12}},
+		{"folded block after a blank line", " >-\n\n      A && D", Pos{Line: 4, Col: 11}},
+		{"folded over two lines", " >-\n      A &&\n      D", Pos{Line: 4, Col: 11}},
+		{"double quoted with an escape", ` "A\t&& D"`, Pos{Line: 4, Col: 12}},
+		{"double quoted over two lines", " \"A &&\n      D\"", Pos{Line: 4, Col: 12}},
+		{"after a character that is not ASCII", ` "A && D" # é`, Pos{Line: 4, Col: 17}},
+		{"with a character that is not ASCII", ` "A && é"`, Pos{Line: 4, Col: 17}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

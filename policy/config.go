@@ -432,6 +432,19 @@ type TenantConfig struct {
 	Connections []ConnectionConfig `yaml:"connections"`
 	// Boundaries are the tenant's own hard blocks, added to the deployment's.
 	Boundaries *BoundariesConfig `yaml:"boundaries"`
+	// Egress are the hosts the tenant's sandboxed commands may reach beyond the deployment's
+	// egress allowlist (SANDBOX_EGRESS_ALLOWLIST) while egress is in allowlist mode.
+	Egress *TenantEgressConfig `yaml:"egress"`
+}
+
+// TenantEgressConfig is what a tenant adds to the sandbox's egress allowlist.
+type TenantEgressConfig struct {
+	Node `yaml:"-"`
+
+	// Allow are allowlist entries: a host (api.github.com), a domain and its subdomains
+	// (*.github.com, never a public suffix), an IP address or CIDR, each with an optional
+	// :port (80 and 443 when none is given).
+	Allow []Name `yaml:"allow"`
 }
 
 // ConnectionConfig is a tenant's stored connection to a connector.

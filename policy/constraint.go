@@ -232,7 +232,7 @@ func describeArgs(names []string) string {
 // celPos turns a CEL location (1-based line, 0-based column) into a place in the document.
 func (c *compiler) celPos(e Expr, line, col int) Pos {
 	if line == 1 && !e.approx && e.Pos.IsValid() && col >= 0 {
-		return Pos{Line: e.Pos.Line, Col: e.Pos.Col + col}
+		return Pos{Line: e.Pos.Line, Col: e.Pos.Col + col, Doc: e.Pos.Doc}
 	}
 	return e.Pos
 }

@@ -11,6 +11,9 @@ import (
 // (a built-in default, or a policy built in code).
 type Pos struct {
 	Line, Col int
+	// Doc is 0 for the policy file, and i+1 for the place in the i-th object overlaid on it
+	// (see ParseOverlay).
+	Doc int
 }
 
 // IsValid reports whether p names a place.
@@ -44,9 +47,18 @@ type Error struct {
 	File string
 	Pos  Pos
 	Msg  string
+	// Object names the overlaid object the problem is in (Doc.Source), when Pos.Doc is not 0;
+	// Pointer is the JSON pointer (RFC 6901) of the value in it ("" for the object itself).
+	Object, Pointer string
 }
 
 func (e *Error) Error() string {
+	if e.Pos.Doc > 0 {
+		if e.Pointer == "" {
+			return e.Object + ": " + e.Msg
+		}
+		return e.Object + ": " + e.Pointer + ": " + e.Msg
+	}
 	file := e.File
 	if file == "" {
 		file = "<policy>"
@@ -89,19 +101,34 @@ type problems struct {
 	file     string
 	errs     ErrorList
 	warnings ErrorList
+	// docs are the objects overlaid on the file, to name a place in one (Pos.Doc).
+	docs []*overlaid
 }
 
 func (p *problems) errorf(at Pos, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.file, Pos: at, Msg: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, p.at(at, fmt.Sprintf(format, args...)))
 }
 
 func (p *problems) warnf(at Pos, format string, args ...any) {
-	p.warnings = append(p.warnings, &Error{File: p.file, Pos: at, Msg: fmt.Sprintf(format, args...)})
+	p.warnings = append(p.warnings, p.at(at, fmt.Sprintf(format, args...)))
+}
+
+// at is a problem at a place, of the file or of an overlaid object.
+func (p *problems) at(pos Pos, msg string) *Error {
+	e := &Error{File: p.file, Pos: pos, Msg: msg}
+	if pos.Doc > 0 && pos.Doc <= len(p.docs) {
+		d := p.docs[pos.Doc-1]
+		e.File, e.Object, e.Pointer = d.Source, d.Source, d.pointer(pos)
+	}
+	return e
 }
 
 // sorted returns the errors in document order, each message once per place.
 func sortErrors(l ErrorList) ErrorList {
 	slices.SortStableFunc(l, func(a, b *Error) int {
+		if a.Pos.Doc != b.Pos.Doc {
+			return a.Pos.Doc - b.Pos.Doc
+		}
 		if a.Pos.Line != b.Pos.Line {
 			return a.Pos.Line - b.Pos.Line
 		}

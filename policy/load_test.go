@@ -2162,6 +2162,7 @@ func TestEveryMessageIsTested(t *testing.T) {
 	for _, tt := range warningDocs {
 		produced = append(produced, parseWarnings(t, doc(tt.give))...)
 	}
+	produced = append(produced, overlayMessages(t)...)
 
 	files, err := filepath.Glob("*.go")
 	if err != nil {

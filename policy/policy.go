@@ -663,7 +663,10 @@ type Tenant struct {
 	// Coworkers are the tenant's saved coworkers.
 	Coworkers   []*Profile
 	Connections []*Connection
-	Pos         Pos
+	// Egress are the allowlist entries the tenant adds to the sandbox's egress allowlist
+	// (validated: egress.NewAllowlist takes them).
+	Egress []string
+	Pos    Pos
 
 	// stored[i] is the stored connection (own or shared) that serves connector i, if any.
 	stored []*Resolution

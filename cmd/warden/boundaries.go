@@ -1,11 +1,11 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"strconv"
 	"time"
 
@@ -41,7 +41,7 @@ on the same store applies a change to its live sessions' next calls.`,
 when go to stderr. A tenant with no document has {"version":1,"hardBlocks":[]}, revision 0.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := root.load(cmd)
+			p, err := root.loadWith(cmd, &o.store)
 			if err != nil {
 				return err
 			}
@@ -58,7 +58,7 @@ change made meanwhile by someone else is not overwritten; without it the documen
 whatever is stored. The change is recorded in the audit trail, by the user running warden.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := root.load(cmd)
+			p, err := root.loadWith(cmd, &o.store)
 			if err != nil {
 				return err
 			}
@@ -192,26 +192,33 @@ func (o *boundariesOptions) set(cmd *cobra.Command, p *policy.Policy, name strin
 		return err
 	}
 	defer db.Close()
-	who := "cli"
-	if u, err := user.Current(); err == nil {
-		who = "cli:" + u.Username
-	}
-	now := time.Now().UTC()
-	st, err := db.PutBoundaries(cmd.Context(), &boundary.Stored{Tenant: tenant, Data: data, By: who, Updated: now}, ifRevision)
+	st, rules, err := storeBoundaries(cmd.Context(), db, tenant, data, ifRevision, whoAmI(), o.options())
 	if errors.Is(err, boundary.ErrStale) {
 		return fmt.Errorf("tenant %s: the stored document is no longer revision %d (warden boundaries get shows it); nothing was written", tenant, ifRevision)
 	}
 	if err != nil {
 		return err
 	}
-	set := boundary.Merge(nil, st.Data, o.options())
+	fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: revision %d stored (%d rules)\n", tenant, st.Revision, rules)
+	return nil
+}
+
+// storeBoundaries writes a tenant's hard-block document (validated by the caller) if its
+// revision is still ifRevision, and records the change in the audit trail; it returns what
+// was stored and how many rules it has.
+func storeBoundaries(ctx context.Context, db appStore, tenant string, data []byte, ifRevision int64, who string, opt boundary.Options) (*boundary.Stored, int, error) {
+	now := time.Now().UTC()
+	st, err := db.PutBoundaries(ctx, &boundary.Stored{Tenant: tenant, Data: data, By: who, Updated: now}, ifRevision)
+	if err != nil {
+		return nil, 0, err
+	}
+	set := boundary.Merge(nil, st.Data, opt)
 	e := &audit.Event{Time: now, Kind: audit.KindBoundaries, Tenant: tenant, Principal: who, Digest: set.Revision(), Outcome: "ok"}
 	for _, r := range set.Rules() {
 		e.Rules = append(e.Rules, r.ID)
 	}
-	if err := db.Append(cmd.Context(), e); err != nil {
-		return fmt.Errorf("tenant %s: revision %d is stored and in force, but the change could not be recorded in the audit trail: %w", tenant, st.Revision, err)
+	if err := db.Append(ctx, e); err != nil {
+		return st, len(e.Rules), fmt.Errorf("tenant %s: revision %d is stored and in force, but the change could not be recorded in the audit trail: %w", tenant, st.Revision, err)
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "tenant %s: revision %d stored (%d rules)\n", tenant, st.Revision, len(e.Rules))
-	return nil
+	return st, len(e.Rules), nil
 }

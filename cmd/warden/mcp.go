@@ -64,6 +64,13 @@ store. Logs go to standard error.` + envHelp,
 				return err
 			}
 			defer st.close()
+			name, data, err := root.policyBytes()
+			if err != nil {
+				return err
+			}
+			if err := st.withData(ctx, db, name, data, logger); err != nil {
+				return err
+			}
 			return st.gateway.ServeStdio(ctx, o.token, os.Stdin, os.Stdout)
 		},
 	}

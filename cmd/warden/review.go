@@ -50,7 +50,7 @@ document or boundaries file that does not validate blocks every call with
 boundary_config_invalid, as it would when served.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := root.load(cmd)
+			p, err := root.loadIfStore(cmd, &o.store)
 			if err != nil {
 				return err
 			}

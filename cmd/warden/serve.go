@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/gateway"
+	"github.com/wardenhq/warden/manage"
 	"github.com/wardenhq/warden/metrics"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
@@ -161,6 +163,12 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		return err
 	}
 	defer st.close()
+	if name, data, err := root.policyBytes(); err != nil {
+		return err
+	} else if err := st.withData(ctx, db, name, data, logger); err != nil {
+		return err
+	}
+	p = st.data.Policy()
 	srv := newServer(st, db, logger, map[string]any{"policy": p.Revision, "store": kind,
 		"sandbox": sb.summary(), "egress": sb.egressSummary()})
 	mux := http.NewServeMux()
@@ -238,6 +246,11 @@ type stack struct {
 	metrics *metrics.Metrics
 	// cards carries card changes to the API's event stream (and so to the console's inbox).
 	cards *server.CardFeed
+	// data is the management data overlaid on the policy file (nil until withData); stopData
+	// ends following the store, and following waits for it.
+	data      *manage.Service
+	stopData  func()
+	following sync.WaitGroup
 }
 
 // instanceID is this process's instance (instance.Keeper.ID), recorded on its runs and cards;
@@ -353,16 +366,26 @@ func (st *stack) reload(root *rootOptions, logger *slog.Logger) {
 	if err == nil {
 		var p *policy.Policy
 		if p, err = parsePolicy(name, data); err == nil {
-			st.env = p.Env(os.LookupEnv)
-			st.gateway.Reload(p, st.env)
-			logger.Info("policy reloaded", "file", name, "revision", p.Revision)
-			return
+			if st.data == nil {
+				st.apply(p)
+				logger.Info("policy reloaded", "file", name, "revision", p.Revision)
+				return
+			}
+			// The stored objects are compiled over the new file; one it refuses is left out.
+			if err = st.data.SetFile(context.Background(), name, data); err == nil {
+				logger.Info("policy reloaded", "file", name, "revision", st.data.Policy().Revision)
+				return
+			}
 		}
 	}
 	logger.Error("the policy was not reloaded; the one in force stays", "err", err)
 }
 
 func (st *stack) close() {
+	if st.stopData != nil {
+		st.stopData()
+		st.following.Wait()
+	}
 	st.gateway.Close()
 	st.gate.Close()
 }

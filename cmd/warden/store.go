@@ -13,6 +13,7 @@ import (
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/budget"
 	"github.com/wardenhq/warden/instance"
+	"github.com/wardenhq/warden/manage"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
@@ -27,6 +28,7 @@ type appStore interface {
 	budget.Store
 	boundary.Store
 	instance.Store
+	manage.Store
 	Close() error
 }
 

@@ -40,7 +40,7 @@ the policy's rules for the tenant, and the tenant's stored document when a store
 (--db or --postgres).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := root.load(cmd)
+			p, err := root.loadIfStore(cmd, &o.store)
 			if err != nil {
 				return err
 			}

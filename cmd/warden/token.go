@@ -37,7 +37,7 @@ With --access admin|operator|approver|viewer it is a token for the REST API inst
 scoped, except admin). The secret is printed once, on the last line.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := root.load(cmd)
+			p, err := root.loadWith(cmd, &o.store)
 			if err != nil {
 				return err
 			}

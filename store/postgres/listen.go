@@ -182,12 +182,12 @@ func (h *hub) listen(ctx context.Context, conn *pgx.Conn) {
 }
 
 // recheck wakes the watchers of every watched card that is no longer pending, and every
-// watcher of the hard blocks and of token revocations.
+// watcher of the hard blocks, of token revocations and of the stored objects.
 func (h *hub) recheck(ctx context.Context) error {
 	h.mu.Lock()
 	ids := make([]string, 0, len(h.watchers))
 	for id := range h.watchers {
-		if id == boundariesKey || id == revocationsKey {
+		if id == boundariesKey || id == revocationsKey || id == objectsKey {
 			continue
 		}
 		ids = append(ids, id)
@@ -196,6 +196,7 @@ func (h *hub) recheck(ctx context.Context) error {
 	// A hard-block write may have gone unheard: its watchers read every document again.
 	h.notify(boundariesKey)
 	h.notify(revocationsKey)
+	h.notify(objectsKey)
 	if len(ids) == 0 {
 		return nil
 	}
@@ -229,6 +230,19 @@ func (h *hub) add(id string) *watcher {
 // until removes w when ctx ends, unless it fired first.
 func (h *hub) until(ctx context.Context, w *watcher) {
 	stop := context.AfterFunc(ctx, func() { h.remove(w) })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if w.fired {
+		stop()
+		return
+	}
+	w.stop = stop
+}
+
+// closeWhen closes w's channel when ctx ends, unless it fired first: for a watch whose
+// channel ends with its context (WatchObjects).
+func (h *hub) closeWhen(ctx context.Context, w *watcher) {
+	stop := context.AfterFunc(ctx, func() { h.fire(w) })
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if w.fired {

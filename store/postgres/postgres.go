@@ -20,6 +20,10 @@
 //     append that has taken an ID to commit or roll back (an advisory-lock barrier) and returns
 //     only IDs up to that point, so paging with AfterID never skips an event, even while other
 //     instances are appending. See (*DB).Query.
+//   - PutObject and DeleteObject (manage.Store, the management plane's objects) compare the
+//     object's revision and write it under a transaction-scoped advisory lock on its kind and
+//     id, so of writers racing from one revision exactly one wins, and NOTIFY "*objects" so
+//     every instance's WatchObjects wakes (a reconnected listener wakes them too).
 //
 // # Failures and retries
 //
@@ -36,6 +40,9 @@
 //     EndRun, RevokeStanding, RevokeToken, RecoverReservations): a retry never applies twice;
 //     if the first attempt did commit, the retry reports ErrNotPending, ErrNotReserved,
 //     ErrRunEnded or ErrNotFound (or, for RecoverReservations, settles nothing more).
+//   - PutObject and DeleteObject with a revision: a retry after a committed first attempt
+//     reports manage.ErrStale or manage.ErrNotFound. With manage.AnyRevision a retried
+//     PutObject writes the same data again as one more revision.
 //   - Inserts (CreateCard, AddStanding, CreateToken, StartRun, Reserve): the ID is set on the
 //     value before the first attempt (generated when empty), so retrying with the same value
 //     either succeeds or fails with ErrDuplicate, which says the first attempt committed.

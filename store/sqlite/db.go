@@ -77,6 +77,7 @@ type DB struct {
 	hub     *hub
 	bounds  boundaryWatch // hard-block watchers
 	revoked boundaryWatch // token revocation watchers (the sum is the count of revoked tokens)
+	objects objectWatch   // management-plane object watchers
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer

@@ -1,6 +1,8 @@
 // Package sqlite is Warden's embedded store (E1): one SQLite file, no setup, holding approval
 // cards and standing approvals (approval.Store), the spending and run ledger (budget.Store), the
-// audit trail (audit.Log) and bearer tokens (auth.Store). It uses modernc.org/sqlite, a pure Go
+// audit trail (audit.Log), bearer tokens (auth.Store), tenants' hard blocks (boundary.Store),
+// the instances serving on the file (instance.Store) and the management plane's objects
+// (manage.Store). It uses modernc.org/sqlite, a pure Go
 // SQLite, so Warden builds without cgo.
 //
 // # Opening
@@ -35,4 +37,7 @@
 //
 // Watch is woken at once by a Resolve in the same process, and within about 200 ms by one in
 // another process on the same file (each DB polls the cards its watchers wait for).
+// WatchObjects likewise: at once for a PutObject or DeleteObject of this process, within the
+// poll interval for one of another (each DB compares the sum of the objects' revisions, which
+// grows with every write because a deleted object's row stays).
 package sqlite

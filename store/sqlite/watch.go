@@ -123,6 +123,7 @@ func (db *DB) poll() {
 		case <-tick.C:
 		}
 		db.pollBoundaries()
+		db.pollObjects()
 		db.pollRevocations()
 		ids := db.hub.watched()
 		if ids == "" {

@@ -1,7 +1,8 @@
 // Package storetest is the conformance suite every Warden store passes: cards and standing
 // approvals (approval.Store), the ledger (budget.Store), the audit trail (audit.Log), bearer
-// tokens (auth.Store), tenants' stored hard blocks (boundary.Store) and the instances serving
-// on the store, with the recovery of what a dead one held (instance.Store).
+// tokens (auth.Store), tenants' stored hard blocks (boundary.Store), the instances serving
+// on the store, with the recovery of what a dead one held (instance.Store), and the
+// management plane's stored objects (manage.Store).
 //
 // A store's own tests call [Run] with an [Opener]:
 //
@@ -44,6 +45,12 @@
 //   - RevokeToken of an unknown token is auth.ErrNotFound; Tokens has no order.
 //   - PutBoundaries keeps the bytes it is given (validating is the caller's); ListBoundaries is
 //     by tenant.
+//   - PutObject keeps the bytes it is given. Objects orders ids bytewise (as Go compares
+//     strings); AllObjects orders by kind, then id, both bytewise. A deleted object may be
+//     created again (revision 0) in another tenant: nothing of it is left to move. A write over
+//     a deleted object with any revision but 0 is manage.ErrStale, a deletion of it
+//     manage.ErrNotFound. WatchObjects fires the writer's own watch before the write returns,
+//     and its channel closes when its context ends.
 //
 // The races (50 answers to one card, 200 reservations against an allowance of 50, starts
 // against a per-day figure, turns) are spread over two instances when the Opener has Another,
@@ -71,6 +78,7 @@ import (
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/budget"
 	"github.com/wardenhq/warden/instance"
+	"github.com/wardenhq/warden/manage"
 )
 
 // Store is everything a Warden store provides.
@@ -81,6 +89,7 @@ type Store interface {
 	auth.Store
 	boundary.Store
 	instance.Store
+	manage.Store
 	Ping(context.Context) error
 	Close() error
 }
@@ -157,6 +166,15 @@ func Run(t *testing.T, o Opener) {
 		{"Boundaries/PutAndGet", testBoundariesPutAndGet},
 		{"Boundaries/Race", testBoundariesRace},
 		{"Boundaries/Watch", testBoundariesWatch},
+
+		{"Objects/PutAndGet", testObjectsPutAndGet},
+		{"Objects/TenantMove", testObjectsTenantMove},
+		{"Objects/Delete", testObjectsDelete},
+		{"Objects/List", testObjectsList},
+		{"Objects/ChangeCount", testObjectsChangeCount},
+		{"Objects/Race", testObjectsRace},
+		{"Objects/Watch", testObjectsWatch},
+		{"Objects/WatchEndsWithContext", testObjectsWatchEndsWithContext},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) { g.test(t, o) })
