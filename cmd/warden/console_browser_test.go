@@ -72,6 +72,9 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.close()
+	if err := st.withData(t.Context(), db, "console.yaml", []byte(consolePolicy), logger); err != nil {
+		t.Fatal(err)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
 	mux.Handle("/", newServer(st, db, logger, nil))
@@ -182,7 +185,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	if shots { // the same page at a phone's width
 		run("phone", chromedp.EmulateViewport(390, 844))
 		shot("inbox-phone")
-		run("desktop", chromedp.EmulateReset())
+		run("desktop", chromedp.EmulateViewport(1200, 900))
 	}
 	run("allow once", chromedp.Click(chromedp.CSS(`#cards article.approval button[value=allow_once]`)),
 		chromedp.WaitVisible(chromedp.CSS("#page-notice")))
@@ -247,8 +250,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	shot("try")
 	run("audit", chromedp.Navigate(srv.URL+"/audit?tenant=default"), chromedp.WaitVisible(chromedp.CSS("#events")))
 	shot("audit")
-	run("profiles", chromedp.Navigate(srv.URL+"/profiles/new?tenant=default"), chromedp.WaitVisible(chromedp.CSS("#document")))
-	shot("profile-editor")
+	editProfile(t, srv.URL, admin, run, read, shot)
 
 	// A form posted without its CSRF token is refused.
 	status, err := chromedp.Run(bctx, chromedp.Evaluate[int](`fetch("/try", {method: "POST", body: new URLSearchParams({tool: "files_read", input: "{}", role: "desk"})}).then(r => r.status)`,
@@ -259,4 +261,39 @@ func TestConsoleInBrowser(t *testing.T) {
 	if status != http.StatusForbidden {
 		t.Errorf("a POST without the CSRF token: %d; want 403", status)
 	}
+}
+
+// editProfile creates a profile in the console: first with a tool the policy does not have,
+// refused with the problem shown at its field, then fixed. The management routes are served
+// once the REST API of the management plane is mounted; until then this part only shows the
+// editor.
+func editProfile(t *testing.T, base, admin string, run func(string, ...chromedp.Action[chromedp.Void]), read func(string) string, shot func(string)) {
+	t.Helper()
+	run("a new profile", chromedp.Navigate(base+"/profiles/new?tenant=default"), chromedp.WaitVisible(chromedp.CSS("#document")))
+	req, err := http.NewRequest("GET", base+"/api/v1/tenants/default/profiles", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+admin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		t.Log("the management routes are not served here: the profile editor is not driven")
+		shot("profile-editor")
+		return
+	}
+	run("an invalid profile", chromedp.SendKeys(chromedp.CSS("#id"), "scribe"),
+		chromedp.SetValue(chromedp.CSS("#document"), `{"role":"coworker","tools":["files_raed"]}`),
+		chromedp.Click(chromedp.CSS(`#editor button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS(`#problems .problem`)))
+	if field := read(`#problems .problem .field`); field != "/tools/0" {
+		t.Errorf("the problem of a profile with an unknown tool: at %q; want /tools/0", field)
+	}
+	shot("profile-invalid")
+	run("the profile fixed", chromedp.SetValue(chromedp.CSS("#document"), `{"role":"coworker","tools":["files_read"],"limits":{"runBudgetUsd":0.1,"maxTurns":5,"maxConcurrentRuns":1}}`),
+		chromedp.Click(chromedp.CSS(`#editor button[type=submit]`)), chromedp.WaitVisible(chromedp.CSS("#page-notice")))
+	shot("profile-editor")
+	run("the list", chromedp.Navigate(base+"/profiles?tenant=default"), chromedp.WaitVisible(chromedp.CSS(`a[href^="/profiles/scribe"]`)))
 }

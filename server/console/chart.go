@@ -140,13 +140,12 @@ func spendChart(body []byte) template.HTML {
 		if limit > 0 {
 			frac = math.Min(a.SpentToday/limit, 1)
 		}
-		over := ""
-		if a.PerDay != nil && a.SpentToday >= *a.PerDay {
-			over = " over"
-		}
-		cap := "no daily allowance"
-		if a.PerDay != nil {
+		over, cap := "", "no daily allowance"
+		if a.PerDay != nil && *a.PerDay > 0 {
 			cap = fmt.Sprintf("%g %s a day", *a.PerDay, a.Unit)
+			if a.SpentToday >= *a.PerDay {
+				over = " over"
+			}
 		}
 		fmt.Fprintf(&s, `<text x="0" y="%g" class="tick">%s</text>`, y+16, template.HTMLEscapeString(a.Profile+" · "+a.Connector))
 		fmt.Fprintf(&s, `<rect x="%g" y="%g" width="%g" height="18" class="track"/>`, left, y+3, w-left-100)

@@ -549,13 +549,19 @@ func (c *Console) edit(kind string) handler {
 		}
 		p.Title, p.Data = e.Title, e
 		e.Text, e.ETag = r.PostFormValue("document"), r.PostFormValue("etag")
+		saved := e.Path // the object's own page
+		if r.PathValue("id") == "new" { // a create that fails stays a create, its id kept
+			e.New, e.Deletable, e.Title = true, false, "New "+kind
+			e.Path = strings.Replace(e.Path, "/"+url.PathEscape(id), "/new", 1)
+			p.Title = e.Title
+		}
 		if e.ETag == "" {
 			e.ETag = `"0"`
 		}
 		res := c.call(r.Context(), s.secret, "PUT", e.API, []byte(e.Text), "If-Match", e.ETag)
 		switch res.Status {
 		case http.StatusOK, http.StatusCreated:
-			http.Redirect(w, r, e.Path+"&notice="+url.QueryEscape("saved and in force (revision "+strings.Trim(res.Header.Get("ETag"), `"`)+")"), http.StatusSeeOther)
+			http.Redirect(w, r, saved+"&notice="+url.QueryEscape("saved and in force (revision "+strings.Trim(res.Header.Get("ETag"), `"`)+")"), http.StatusSeeOther)
 			return
 		case http.StatusUnprocessableEntity:
 			e.Problems = problemsOf(res.Body)
