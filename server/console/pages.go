@@ -549,7 +549,7 @@ func (c *Console) edit(kind string) handler {
 		}
 		p.Title, p.Data = e.Title, e
 		e.Text, e.ETag = r.PostFormValue("document"), r.PostFormValue("etag")
-		saved := e.Path // the object's own page
+		saved := e.Path                 // the object's own page
 		if r.PathValue("id") == "new" { // a create that fails stays a create, its id kept
 			e.New, e.Deletable, e.Title = true, false, "New "+kind
 			e.Path = strings.Replace(e.Path, "/"+url.PathEscape(id), "/new", 1)
