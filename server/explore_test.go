@@ -176,3 +176,48 @@ func TestApprovalEvents(t *testing.T) {
 		t.Errorf("the first card event: %q (%v); want acme's card seen, never beta's", data, err)
 	}
 }
+
+// A card another instance creates or answers reaches the stream when it reads the store again
+// (every ping), though this instance's feed never carried it.
+func TestApprovalEventsFromAnotherInstance(t *testing.T) {
+	defer server.SetEventPing(50 * time.Millisecond)()
+	f := newFixtureWith(t, func(o *server.Options, _ *sqlite.DB) { o.Cards = &server.CardFeed{} })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/api/v1/approvals/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.tokens["acme-viewer"])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewScanner(resp.Body)
+	next := func() (id, state string) {
+		t.Helper()
+		for lines.Scan() {
+			if d, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				var c struct{ ID, State string }
+				if err := json.Unmarshal([]byte(d), &c); err != nil {
+					t.Fatal(err)
+				}
+				return c.ID, c.State
+			}
+		}
+		t.Fatalf("the stream ended: %v", lines.Err())
+		return "", ""
+	}
+	f.card("beta", "theirs")
+	f.card("acme", "elsewhere")
+	if id, state := next(); id != "elsewhere" || state != "pending" {
+		t.Fatalf("the first event: %s %s; want acme's card elsewhere, pending", id, state)
+	}
+	if _, err := f.db.Resolve(context.Background(), "elsewhere", approval.Denied, approval.Deny, "bob", approval.ChannelCLI, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if id, state := next(); id != "elsewhere" || state != "denied" {
+		t.Errorf("the next event: %s %s; want elsewhere, denied", id, state)
+	}
+}

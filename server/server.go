@@ -66,6 +66,8 @@ type Options struct {
 type Server struct {
 	o   Options
 	mux *http.ServeMux
+	// ping is how often event streams ping and read the store (eventPing when made).
+	ping time.Duration
 }
 
 // New returns a Server.
@@ -73,7 +75,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{o: o, mux: http.NewServeMux()}
+	s := &Server{o: o, mux: http.NewServeMux(), ping: eventPing}
 	for _, rt := range routes {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
 		if rt.roles == nil {
