@@ -141,7 +141,8 @@ func (c *Console) call(ctx context.Context, secret, method, path string, body []
 	}
 	req, err := http.NewRequestWithContext(ctx, method, path, rd)
 	if err != nil {
-		return &apiResult{Status: http.StatusBadRequest, Body: []byte(`{"error":{"code":"bad_request","message":"` + template.JSEscapeString(err.Error()) + `"}}`)}
+		body, _ := json.Marshal(map[string]any{"error": map[string]string{"code": "bad_request", "message": err.Error()}})
+		return &apiResult{Status: http.StatusBadRequest, Body: body}
 	}
 	req.RequestURI = path
 	req.ContentLength = int64(len(body))
