@@ -1,9 +1,11 @@
 package server_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -35,6 +37,8 @@ func (matrixRuns) RunUsage(_ context.Context, id string, u gate.Usage, may func(
 type matrixReq struct {
 	method, path, body string
 	headers            []string
+	// stream: the answer is an event stream; its status and first bytes are what is checked.
+	stream bool
 }
 
 // matrixCase makes a route's request at an object of a tenant, with what it needs made first
@@ -139,6 +143,16 @@ var matrixCases = map[string]matrixCase{
 		return matrixReq{method: "POST", path: "/api/v1/runs/run-" + t + "/usage", body: `{"turns":1}`}
 	}},
 
+	"GET /api/v1/surface": {build: func(_ *fixture, t string, _ int) matrixReq {
+		return matrixReq{method: "GET", path: "/api/v1/surface?role=desk&tenant=" + t}
+	}},
+	"POST /api/v1/review": {build: func(_ *fixture, t string, _ int) matrixReq {
+		return matrixReq{method: "POST", path: "/api/v1/review", body: fmt.Sprintf(`{"tool":"files_read","input":{"path":"a.txt"},"role":"desk","tenant":%q}`, t)}
+	}},
+	"GET /api/v1/approvals/events": {build: func(_ *fixture, _ string, _ int) matrixReq {
+		return matrixReq{method: "GET", path: "/api/v1/approvals/events", stream: true}
+	}, other: 200},
+
 	"GET /api/v1/tenants": {build: func(_ *fixture, _ string, _ int) matrixReq {
 		return matrixReq{method: "GET", path: "/api/v1/tenants"}
 	}, other: 200},
@@ -226,6 +240,8 @@ func TestRoleTenantMatrix(t *testing.T) {
 	f := newDataFixture(t, func(o *server.Options, db *sqlite.DB) {
 		o.Boundaries = storedBoundaries{db: db, t: boundary.NewTenants(boundary.TenantsOptions{Store: db})}
 		o.Runs = matrixRuns{}
+		o.Explorer = newPolicyExplorer(t)
+		o.Cards = &server.CardFeed{}
 	})
 	ctx := context.Background()
 	for _, tenant := range []string{"acme", "beta"} {
@@ -283,7 +299,13 @@ func TestRoleTenantMatrix(t *testing.T) {
 	before := betaData(f)
 	check := func(r run) {
 		t.Helper()
-		code, _, body := f.request(r.req.method, r.req.path, r.token, r.req.body, r.req.headers...)
+		var code int
+		var body string
+		if r.req.stream {
+			code, body = f.streamStart(r.req.path, r.token)
+		} else {
+			code, _, body = f.request(r.req.method, r.req.path, r.token, r.req.body, r.req.headers...)
+		}
 		name := fmt.Sprintf("%s as %s at %s (%s %s)", r.route, r.role, r.side, r.req.method, r.req.path)
 		want := 0 // any 2xx
 		switch {
@@ -346,4 +368,28 @@ func betaData(f *fixture) string {
 		out = append(out, path+" "+h.Get("ETag")+" "+body)
 	}
 	return strings.Join(out, "\n")
+}
+
+// streamStart GETs an event stream and returns its status and, for a stream, its first line
+// (the rest never ends by itself); the request ends when it returns.
+func (f *fixture) streamStart(path, token string) (int, string) {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", f.srv.URL+path, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.tokens[token])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		raw, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(raw)
+	}
+	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
+	return resp.StatusCode, line
 }

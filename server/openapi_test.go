@@ -150,6 +150,8 @@ type openapiCase struct {
 	route, method, path, token, body string
 	headers                          []string
 	want                             int
+	// stream: the answer is an event stream, read up to its first event and then left.
+	stream bool
 }
 
 // Real answers of a server on SQLite fit the document: each status is one the route
@@ -161,6 +163,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		o.Metrics = metrics.New(metrics.Sources{}).Handler()
 		o.Runs = testRuns{}
 		o.Data = newTestData(t, db)
+		o.Explorer = newPolicyExplorer(t)
+		o.Cards = &server.CardFeed{}
 	})
 	ctx := context.Background()
 	f.card("acme", "c1")
@@ -197,6 +201,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		newToken  = "POST /api/v1/tokens"
 		delToken  = "DELETE /api/v1/tokens/{id}"
 		usage     = "POST /api/v1/runs/{id}/usage"
+		surfaceQ  = "GET /api/v1/surface"
+		reviewQ   = "POST /api/v1/review"
+		events    = "GET /api/v1/approvals/events"
 	)
 	// The management plane's routes.
 	const (
@@ -332,13 +339,27 @@ func TestOpenAPIResponses(t *testing.T) {
 		{route: egressG, method: "GET", path: "/api/v1/tenants/acme/egress", token: "beta-approver", want: 404},
 		{route: egressP, method: "PUT", path: "/api/v1/tenants/acme/egress", token: "acme-operator", body: `{"allow":["api.example.com"]}`, headers: []string{"If-Match", ifNone}, want: 200},
 		{route: egressP, method: "PUT", path: "/api/v1/tenants/acme/egress", token: "acme-operator", body: `{"allow":[]}`, headers: []string{"If-Match", ifNone}, want: 412},
+		{route: surfaceQ, method: "GET", path: "/api/v1/surface?role=desk&env=A=1", token: "acme-viewer", want: 200},
+		{route: surfaceQ, method: "GET", path: "/api/v1/surface?tenant=beta&role=desk", token: "acme-viewer", want: 404},
+		{route: surfaceQ, method: "GET", path: "/api/v1/surface?role=nobody", token: "acme-viewer", want: 400},
+		{route: surfaceQ, method: "GET", path: "/api/v1/surface?role=desk", token: "agent", want: 403},
+		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-viewer", body: `{"tool":"files_write","input":{"path":"a","content":"x"},"role":"desk"}`, want: 200},
+		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-viewer", body: `{"tool":""}`, want: 400},
+		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-approver", body: `{"tool":"files_read"}`, want: 403},
+		{route: events, method: "GET", path: "/api/v1/approvals/events", token: "acme-approver", want: 200, stream: true},
+		{route: events, method: "GET", path: "/api/v1/approvals/events", token: "agent", want: 403},
 	}
 
 	v := newOpenAPIValidator(t)
 	ok, failed := map[string]bool{}, map[string]bool{}
 	for _, c := range cases {
 		name := fmt.Sprintf("%s %s as %q", c.method, c.path, c.token)
-		code, header, body := f.request(c.method, c.path, c.token, c.body, c.headers...)
+		code, header, body := 0, http.Header(nil), ""
+		if c.stream {
+			code, header = f.streamHeader(c.path, c.token)
+		} else {
+			code, header, body = f.request(c.method, c.path, c.token, c.body, c.headers...)
+		}
 		if code != c.want {
 			t.Errorf("%s: %d %s; want %d", name, code, body, c.want)
 			continue
@@ -358,6 +379,24 @@ func TestOpenAPIResponses(t *testing.T) {
 			t.Errorf("%s: no success or no error answer was checked against openapi.json", key)
 		}
 	}
+}
+
+// streamHeader opens an event stream, and leaves it once its header has arrived.
+func (f *fixture) streamHeader(path, token string) (int, http.Header) {
+	f.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", f.srv.URL+path, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+f.tokens[token])
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, resp.Header
 }
 
 // openapiValidator checks answers against the document's response schemas.

@@ -1,7 +1,9 @@
 // Package server is Warden's HTTP face under `warden serve`: health and readiness, and the
 // REST API (H2) for approvals (the inbox of cards, answers, standing approvals), the audit
 // trail, each tenant's stored hard blocks (ETag and If-Match on writes) and the usage of runs
-// (turns and model dollars a harness reports, held to the run's limits). Every /api request
+// (turns and model dollars a harness reports, held to the run's limits), the explorer (a
+// session's surface, a call reviewed without running) and a live stream of approval cards.
+// Every other path goes to the web console, when there is one. Every /api request
 // needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
 // tenant; another tenant's object is 404, so nothing leaks that it exists. The API describes
 // itself in OpenAPI 3.1 at /api/v1/openapi.json, and every error it answers is JSON.
@@ -57,12 +59,21 @@ type Options struct {
 	Data Data
 	// Clock tells the day whose spending the allowances show (nil: the real clock).
 	Clock clock.Clock
+	// Explorer serves GET /api/v1/surface and POST /api/v1/review (nil: 404).
+	Explorer Explorer
+	// Cards feeds GET /api/v1/approvals/events (nil: 404).
+	Cards *CardFeed
+	// Console serves every path outside the API, health, readiness and metrics (nil: those
+	// are JSON 404s like the API's).
+	Console http.Handler
 }
 
 // Server serves the HTTP API. It is safe for concurrent use.
 type Server struct {
 	o   Options
 	mux *http.ServeMux
+	// ping is how often event streams ping and read the store (eventPing when made).
+	ping time.Duration
 }
 
 // New returns a Server.
@@ -70,7 +81,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	s := &Server{o: o, mux: http.NewServeMux()}
+	s := &Server{o: o, mux: http.NewServeMux(), ping: eventPing}
 	for _, rt := range routes {
 		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { rt.handle(s, w, r) })
 		if rt.roles == nil {
@@ -133,6 +144,11 @@ var routes = []route{
 	{"GET", "/api/v1/tenants/{tenant}/allowances", dataReaders, (*Server).listAllowances},
 	{"GET", "/api/v1/tenants/{tenant}/egress", dataReaders, (*Server).getEgress},
 	{"PUT", "/api/v1/tenants/{tenant}/egress", dataWriters, (*Server).putEgress},
+
+	// The console's needs (explore.go, events.go), for any client too.
+	{"GET", "/api/v1/surface", surfaceReaders, (*Server).getSurface},
+	{"POST", "/api/v1/review", reviewers, (*Server).reviewCall},
+	{"GET", "/api/v1/approvals/events", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).approvalEvents},
 }
 
 // Route is one route of the API as the server serves it.
@@ -151,9 +167,14 @@ func Routes() []Route {
 	return out
 }
 
-// ServeHTTP serves a request. A path the server does not serve is a JSON 404, and a method a
-// path does not take a JSON 405 with an Allow header, like every other error of the API.
+// ServeHTTP serves a request. A path outside the API, health, readiness and metrics goes to
+// the console when there is one. A path the server does not serve is a JSON 404, and a method
+// a path does not take a JSON 405 with an Allow header, like every other error of the API.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.o.Console != nil && !apiPath(r.URL.Path) {
+		s.o.Console.ServeHTTP(w, r)
+		return
+	}
 	h, pattern := s.mux.Handler(r)
 	if pattern != "" {
 		s.mux.ServeHTTP(w, r)
@@ -171,6 +192,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.fail(w, r, apiError{http.StatusNotFound, "not_found", fmt.Sprintf("no such path: %s", r.URL.Path)}, nil)
+}
+
+// apiPath reports whether a path is the API's, health's, readiness's or the metrics', never the
+// console's.
+func apiPath(p string) bool {
+	switch p {
+	case "/api", "/healthz", "/readyz", "/metrics":
+		return true
+	}
+	return strings.HasPrefix(p, "/api/")
 }
 
 // statusProbe records what the mux's own 404 and 405 handlers answer, and drops their text.

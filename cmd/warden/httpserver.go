@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/gateway"
+	"github.com/wardenhq/warden/server/console"
 )
 
 // httpBounds are the flags that bound what clients can hold of `warden serve`: how long a
@@ -93,9 +94,15 @@ func (b *httpBounds) handler(h http.Handler) http.Handler {
 			// The server clears it once the body has been read to its end.
 			_ = rc.SetReadDeadline(now.Add(b.read))
 		}
-		if r.URL.Path == "/mcp" { // the gateway bounds its own bodies, and records what it refuses
+		switch r.URL.Path {
+		case "/mcp": // the gateway bounds its own bodies, and records what it refuses
 			h.ServeHTTP(&writeBound{ResponseWriter: w, rc: rc, timeout: b.write}, r)
 			return
+		case "/api/v1/approvals/events", console.EventsPath: // event streams, open as long as their page
+			if r.ContentLength == 0 {
+				h.ServeHTTP(&writeBound{ResponseWriter: w, rc: rc, timeout: b.write}, r)
+				return
+			}
 		}
 		_ = rc.SetWriteDeadline(now.Add(b.write))
 		if r.ContentLength > b.maxAPIBody {

@@ -31,6 +31,7 @@ import (
 	"github.com/wardenhq/warden/review"
 	"github.com/wardenhq/warden/sandbox"
 	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/server/console"
 )
 
 type serveOptions struct {
@@ -243,6 +244,8 @@ type stack struct {
 	workspaces string
 	// metrics counts what the gate decides and reads the gateway's live state, for /metrics.
 	metrics *metrics.Metrics
+	// cards carries card changes to the API's event stream (and so to the console's inbox).
+	cards *server.CardFeed
 	// data is the management data overlaid on the policy file (nil until withData); stopData
 	// ends following the store, and following waits for it.
 	data      *manage.Service
@@ -258,7 +261,7 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	if err != nil {
 		return nil, err
 	}
-	st := &stack{env: env}
+	st := &stack{env: env, cards: &server.CardFeed{}}
 	var gw atomic.Pointer[gateway.Gateway]
 	st.metrics = metrics.New(metrics.Sources{
 		Sessions: func() map[string]int {
@@ -283,6 +286,7 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 			if g := gw.Load(); g != nil {
 				g.OnCard(c)
 			}
+			st.cards.Publish(c)
 		}})
 	if st.gate, err = gate.New(gate.Options{Reviewer: reviewer, Broker: st.broker, Ledger: db, Log: db, Logger: logger,
 		Instance: instanceID, Observe: st.metrics.Observe}); err != nil {
@@ -304,13 +308,14 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 	return st, nil
 }
 
-// newServer is the REST API, health and /metrics of a stack, as warden serve serves them.
+// newServer is the REST API, health, /metrics and the web console of a stack, as warden serve
+// serves them. The console calls the API in process, as the person signed in.
 func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any) *server.Server {
 	var data server.Data // a nil *manage.Service would be a Data that is not nil
 	if st.data != nil {
 		data = st.data
 	}
-	return server.New(server.Options{
+	o := server.Options{
 		Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker, Logger: logger,
 		Info:          info,
 		Boundaries:    st.gateway,
@@ -318,7 +323,16 @@ func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any)
 		Metrics:       st.metrics.Handler(),
 		ValidateToken: tokenValidator(st.gateway.Policy),
 		Data:          data,
-	})
+		Explorer:      st.gateway,
+		Cards:         st.cards,
+	}
+	c, err := console.New(console.Options{API: server.New(o), Logger: logger})
+	if err != nil {
+		// The templates are embedded and parsed by the tests: this is a build gone wrong.
+		panic(err)
+	}
+	o.Console = c
+	return server.New(o)
 }
 
 // pendingCards counts the cards waiting for an answer in the store, by tenant.
@@ -452,6 +466,7 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 		fmt.Fprintln(out, "warden: switch:", r)
 	}
 	fmt.Fprintf(out, "warden: listening on http://%s (MCP at /mcp)\n", addr)
+	fmt.Fprintf(out, "warden: console at http://%s/ (sign in with an API token: warden token create --access approver)\n", addr)
 }
 
 // clientConfig creates a fresh agent token for tenant default, role person, and prints how to

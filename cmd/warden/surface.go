@@ -91,7 +91,7 @@ func (o *surfaceOptions) run(cmd *cobra.Command, p *policy.Policy) error {
 	if o.json {
 		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
-		return enc.Encode(surfaceJSON(s, env))
+		return enc.Encode(surface.NewReport(s, env))
 	}
 	printSurface(out, s, env)
 	return nil
@@ -139,28 +139,6 @@ func (o *surfaceOptions) printExplain(out io.Writer, s *surface.Surface, rules *
 		}
 	}
 	return nil
-}
-
-// The JSON shape is a fixed interface: {"role","tools","absent":[{"tool","filter","reason"}]};
-// the other fields are additions.
-type surfaceOut struct {
-	Role        string            `json:"role"`
-	Tools       []string          `json:"tools"`
-	Absent      []explanationJSON `json:"absent"`
-	Tenant      string            `json:"tenant"`
-	Profile     string            `json:"profile,omitempty"`
-	Harness     string            `json:"harness"`
-	Owner       bool              `json:"owner"`
-	Revision    string            `json:"revision"`
-	Gates       []gateJSON        `json:"gates"`
-	Credentials []credentialJSON  `json:"credentials"`
-	Limits      *policy.Limits    `json:"limits,omitempty"`
-	Switches    []string          `json:"switchReports,omitempty"`
-
-	// ApprovalChannel: a person can answer the session's cards. ApprovalByElicitation: the
-	// session's own MCP client is asked to answer them too, where it supports elicitation.
-	ApprovalChannel       bool `json:"approvalChannel"`
-	ApprovalByElicitation bool `json:"approvalByElicitation"`
 }
 
 type explanationJSON struct {
@@ -211,57 +189,9 @@ func firstLineOf(s string) string {
 	return line
 }
 
-type gateJSON struct {
-	Tool     string          `json:"tool"`
-	Decision string          `json:"decision"`
-	Code     verdict.Code    `json:"code,omitempty"`
-	Reason   string          `json:"reason"`
-	Billing  *policy.Billing `json:"billing,omitempty"`
-	Note     string          `json:"note,omitempty"`
-}
-
-type credentialJSON struct {
-	Connector  string `json:"connector"`
-	Source     string `json:"source"`
-	Connection string `json:"connection,omitempty"`
-}
-
 func toExplanationJSON(e surface.Explanation) explanationJSON {
 	given := e.Given
 	return explanationJSON{Tool: e.Tool, Filter: string(e.Filter), Reason: e.Reason, Given: &given}
-}
-
-func surfaceJSON(s *surface.Surface, env *policy.Env) surfaceOut {
-	out := surfaceOut{
-		Role: s.Role().ID, Tools: s.Tools(), Absent: []explanationJSON{},
-		Tenant: s.Tenant().ID, Harness: s.Harness().ID, Owner: s.Owner(),
-		Revision: s.Policy().Revision, Gates: []gateJSON{}, Credentials: []credentialJSON{},
-		Switches:        env.Reports(),
-		ApprovalChannel: s.ApprovalChannel(), ApprovalByElicitation: s.ApprovalByElicitation(),
-	}
-	if pr := s.Profile(); pr != nil {
-		out.Profile = pr.ID
-	}
-	for _, e := range s.Absent() {
-		out.Absent = append(out.Absent, explanationJSON{Tool: e.Tool, Filter: string(e.Filter), Reason: e.Reason})
-	}
-	for _, name := range out.Tools {
-		if g := s.Gate(name); g.Code != "" || g.Billing != nil || g.Note != "" {
-			out.Gates = append(out.Gates, gateJSON{Tool: name, Decision: g.Decision.String(), Code: g.Code,
-				Reason: g.Reason, Billing: g.Billing, Note: g.Note})
-		}
-	}
-	for _, c := range s.Credentials() {
-		cj := credentialJSON{Connector: c.Connector.ID, Source: string(c.Source)}
-		if c.Connection != nil {
-			cj.Connection = c.Connection.ID
-		}
-		out.Credentials = append(out.Credentials, cj)
-	}
-	if l, ok := s.Limits(); ok {
-		out.Limits = &l
-	}
-	return out
 }
 
 func printSurface(out io.Writer, s *surface.Surface, env *policy.Env) {

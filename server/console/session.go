@@ -1,0 +1,167 @@
+package console
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"net/http"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/wardenhq/warden/clock"
+)
+
+// CookieName is the cookie of a console session: its random id, nothing else.
+const CookieName = "warden_console"
+
+// signinCookie holds the CSRF token of the sign-in form, before there is a session.
+const signinCookie = "warden_console_signin"
+
+// session is one person signed in. The token's secret is kept only here, in memory.
+type session struct {
+	id, secret, csrf string
+	name, tenant     string
+	created, seen    time.Time
+}
+
+// sessionView is what a page shows of its session.
+type sessionView struct {
+	Name, Tenant string
+}
+
+// sessions are the console's sessions, bounded in number and age. Safe for concurrent use.
+type sessions struct {
+	clock       clock.Clock
+	idle, max   time.Duration
+	maxSessions int
+
+	mu   sync.Mutex
+	byID map[string]*session
+}
+
+func newSessions(c clock.Clock, idle, max time.Duration, n int) *sessions {
+	return &sessions{clock: c, idle: idle, max: max, maxSessions: n, byID: map[string]*session{}}
+}
+
+// randomToken is 32 random bytes, URL-safe.
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// create starts a session for a token that the API accepted. At the bound, the session
+// unused longest ends to make room.
+func (s *sessions) create(secret, name, tenant string) *session {
+	now := s.clock.Now()
+	ss := &session{id: randomToken(), secret: secret, csrf: randomToken(), name: name, tenant: tenant, created: now, seen: now}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, o := range s.byID {
+		if s.expired(o, now) {
+			delete(s.byID, id)
+		}
+	}
+	for len(s.byID) >= s.maxSessions {
+		var oldest *session
+		for _, o := range s.byID {
+			if oldest == nil || o.seen.Before(oldest.seen) {
+				oldest = o
+			}
+		}
+		delete(s.byID, oldest.id)
+	}
+	s.byID[ss.id] = ss
+	return ss
+}
+
+func (s *sessions) expired(ss *session, now time.Time) bool {
+	return now.Sub(ss.seen) >= s.idle || now.Sub(ss.created) >= s.max
+}
+
+// get returns the live session of an id, and marks it used; an expired one is ended.
+func (s *sessions) get(id string) *session {
+	now := s.clock.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ss := s.byID[id]
+	if ss == nil {
+		return nil
+	}
+	if s.expired(ss, now) {
+		delete(s.byID, id)
+		return nil
+	}
+	ss.seen = now
+	return ss
+}
+
+// end ends a session.
+func (s *sessions) end(id string) {
+	s.mu.Lock()
+	delete(s.byID, id)
+	s.mu.Unlock()
+}
+
+// len is how many sessions are held.
+func (s *sessions) len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.byID)
+}
+
+// secure reports whether the request came over TLS, directly.
+func secure(r *http.Request) bool { return r.TLS != nil }
+
+// setCookie sets a console cookie: HttpOnly, SameSite=Strict, Path=/, Secure over TLS.
+func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: secure(r),
+		SameSite: http.SameSiteStrictMode, MaxAge: maxAge})
+}
+
+// current is the request's session, or nil.
+func (c *Console) current(r *http.Request) *session {
+	ck, err := r.Cookie(CookieName)
+	if err != nil || ck.Value == "" {
+		return nil
+	}
+	return c.sessions.get(ck.Value)
+}
+
+// sameOrigin reports whether the request's Origin, when it has one, is this host.
+func sameOrigin(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil || u.Host != r.Host {
+		return false
+	}
+	want := "http"
+	if secure(r) {
+		want = "https"
+	}
+	return u.Scheme == want
+}
+
+// tokenEqual compares two CSRF tokens in constant time; an empty one never matches.
+func tokenEqual(a, b string) bool {
+	return a != "" && b != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+// checkPost refuses a POST that is not from a page of this console: 403 when the form's CSRF
+// token is missing or not the session's, or the Origin is another site's.
+func (c *Console) checkPost(w http.ResponseWriter, r *http.Request, want string) bool {
+	if !sameOrigin(r) {
+		http.Error(w, "forbidden: this form was sent from another site ("+r.Header.Get("Origin")+")", http.StatusForbidden)
+		return false
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	if !tokenEqual(r.PostFormValue("csrf"), want) {
+		http.Error(w, "forbidden: the form's CSRF token is missing or not this session's; reload the page and send it again", http.StatusForbidden)
+		return false
+	}
+	return true
+}
