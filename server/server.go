@@ -1,6 +1,8 @@
 // Package server is Warden's HTTP face under `warden serve`: health and readiness, and the
 // REST API (H2) for approvals (the inbox of cards, answers, standing approvals), the audit
-// trail, each tenant's stored hard blocks (ETag and If-Match on writes) and the usage of runs
+// trail, the management plane (tenants, connections, profiles, grants, allowances and egress
+// allowlists, through manage.Service), each tenant's stored hard blocks (ETag and If-Match on
+// every write) and the usage of runs
 // (turns and model dollars a harness reports, held to the run's limits), the explorer (a
 // session's surface, a call reviewed without running) and a live stream of approval cards.
 // Every other path goes to the web console, when there is one. Every /api request
