@@ -128,6 +128,9 @@ var matrixCases = map[string]matrixCase{
 	"PUT /api/v1/tenants/{tenant}/boundaries": {build: func(_ *fixture, t string, _ int) matrixReq {
 		return matrixReq{method: "PUT", path: "/api/v1/tenants/" + t + "/boundaries", body: plans, headers: anyRevision}
 	}},
+	"GET /api/v1/whoami": {build: func(_ *fixture, _ string, _ int) matrixReq {
+		return matrixReq{method: "GET", path: "/api/v1/whoami"}
+	}, other: 200},
 	"GET /api/v1/tokens": {build: func(_ *fixture, _ string, _ int) matrixReq {
 		return matrixReq{method: "GET", path: "/api/v1/tokens"}
 	}, other: 200},

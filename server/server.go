@@ -118,6 +118,7 @@ var routes = []route{
 	{"GET", "/api/v1/audit", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer}, (*Server).queryAudit},
 	{"GET", "/api/v1/tenants/{tenant}/boundaries", boundaryReaders, (*Server).getBoundaries},
 	{"PUT", "/api/v1/tenants/{tenant}/boundaries", boundaryWriters, (*Server).putBoundaries},
+	{"GET", "/api/v1/whoami", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer, auth.RoleAgent}, (*Server).whoami},
 	{"GET", "/api/v1/tokens", tokenRoutes, (*Server).listTokens},
 	{"POST", "/api/v1/tokens", tokenRoutes, (*Server).createToken},
 	{"DELETE", "/api/v1/tokens/{id}", tokenRoutes, (*Server).revokeToken},

@@ -47,6 +47,12 @@ func ToTokenJSON(t *auth.Token) TokenJSON {
 // tokenRoutes are who may use the token routes.
 var tokenRoutes = []string{auth.RoleAdmin, auth.RoleOperator}
 
+// whoami answers with the token the request came with (never its secret): what it may do and
+// for which tenant, so that a client (the console's sign-in) need not be told.
+func (s *Server) whoami(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, ToTokenJSON(caller(r)))
+}
+
 func (s *Server) listTokens(w http.ResponseWriter, r *http.Request) {
 	list, err := s.o.Store.Tokens(r.Context())
 	if err != nil {

@@ -224,3 +224,31 @@ func TestSignOut(t *testing.T) {
 		t.Errorf("the inbox with a signed-out session's cookie: %d; want a redirect to sign in", code)
 	}
 }
+
+// TestSignInTakesTheTokensTenant: an agent's token cannot sign in; a tenant's token shows its
+// own tenant, whatever the form names.
+func TestSignInTakesTheTokensTenant(t *testing.T) {
+	r := newRig(t)
+	b := r.browser()
+	_, _, csrf := r.page(b, "/signin")
+	req, _ := http.NewRequest("POST", r.srv.URL+"/signin", strings.NewReader(url.Values{"csrf": {csrf}, "token": {r.tokens["agent"]}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", r.srv.URL)
+	resp, err := b.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(raw), "agent&#39;s token, for /mcp only") {
+		t.Fatalf("an agent's token signing in: %d\n%s", resp.StatusCode, raw)
+	}
+	_, _, csrf = r.page(b, "/signin")
+	if resp := r.post(b, "/signin", url.Values{"csrf": {csrf}, "token": {r.tokens["viewer"]}, "tenant": {"beta"}}, r.srv.URL); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign in: %d", resp.StatusCode)
+	}
+	_, body, _ := r.page(b, "/inbox")
+	if !strings.Contains(body, "tenant acme") || strings.Contains(body, "tenant beta") {
+		t.Errorf("acme's viewer, asking for beta, is shown:\n%s", body)
+	}
+}

@@ -126,16 +126,28 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 		fail("paste an API token (warden token create --access viewer, approver, operator or admin)")
 		return
 	}
-	// A cheap route every role but an agent's may read: the API decides who may sign in.
-	res := c.call(r.Context(), secret, "GET", "/api/v1/approvals?limit=1", nil)
-	if res.Status != http.StatusOK {
+	// The API says what the token is: an agent's is for /mcp; a tenant's token shows its own
+	// tenant, whatever the form says; an admin's the tenant the form names.
+	res := c.call(r.Context(), secret, "GET", "/api/v1/whoami", nil)
+	var who struct{ Access, Tenant, Name string }
+	if res.Status != http.StatusOK || res.decode(&who) != nil {
 		fail("that token cannot sign in: " + res.errorMessage())
 		return
 	}
-	if tenant == "" {
+	switch {
+	case who.Access == "agent":
+		fail("that is an agent's token, for /mcp only: sign in with an admin's, operator's, approver's or viewer's")
+		return
+	case who.Tenant != "":
+		tenant = who.Tenant
+	case tenant == "":
 		tenant = "default"
 	}
-	s := c.sessions.create(secret, strings.TrimSpace(r.PostFormValue("name")), tenant)
+	name := strings.TrimSpace(r.PostFormValue("name"))
+	if name == "" {
+		name = who.Name
+	}
+	s := c.sessions.create(secret, name, tenant)
 	setCookie(w, r, signinCookie, "", -1)
 	setCookie(w, r, CookieName, s.id, 0)
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
