@@ -221,11 +221,12 @@ var funcs = template.FuncMap{
 	"rfc3339": func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 	"clock":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") },
 	"join":    strings.Join,
-	"cardData": func(csrf string, c any) map[string]any {
+	"cardData": func(p *page, c any) map[string]any {
+		out := map[string]any{"CSRF": p.CSRF, "Card": nil, "Answer": p.User.May("answer")}
 		if cv, ok := c.(cardView); ok {
-			return map[string]any{"CSRF": csrf, "Card": cv}
+			out["Card"] = cv
 		}
-		return map[string]any{"CSRF": csrf, "Card": nil}
+		return out
 	},
 	"deletePath": func(p string) string {
 		path, query, _ := strings.Cut(p, "?")

@@ -47,7 +47,7 @@ func newRig(t *testing.T) *rig {
 	r.srv = httptest.NewServer(server.New(o))
 	t.Cleanup(r.srv.Close)
 	for _, tk := range []struct{ name, role, tenant string }{
-		{"viewer", auth.RoleViewer, "acme"}, {"agent", auth.RoleAgent, "acme"},
+		{"viewer", auth.RoleViewer, "acme"}, {"agent", auth.RoleAgent, "acme"}, {"approver", auth.RoleApprover, "acme"},
 	} {
 		secret, hash, err := auth.NewSecret()
 		if err != nil {
@@ -250,5 +250,32 @@ func TestSignInTakesTheTokensTenant(t *testing.T) {
 	_, body, _ := r.page(b, "/inbox")
 	if !strings.Contains(body, "tenant acme") || strings.Contains(body, "tenant beta") {
 		t.Errorf("acme's viewer, asking for beta, is shown:\n%s", body)
+	}
+}
+
+// TestPagesOfferWhatTheRoleMay: a viewer is shown no answers and a read-only editor; an
+// approver the answers, and no link to what it may not read.
+func TestPagesOfferWhatTheRoleMay(t *testing.T) {
+	r := newRig(t)
+	viewer := r.browser()
+	r.signIn(viewer, r.tokens["viewer"])
+	_, inbox, _ := r.page(viewer, "/inbox")
+	if strings.Contains(inbox, `value="allow_once"`) || !strings.Contains(inbox, "An approver or an admin answers it") {
+		t.Errorf("a viewer's inbox offers answers:\n%s", inbox)
+	}
+	_, editor, _ := r.page(viewer, "/boundaries?tenant=acme")
+	if !strings.Contains(editor, "Read-only: a viewer&#39;s token may read this, not change it") || strings.Contains(editor, ">Save<") {
+		t.Errorf("a viewer's hard-block editor is not read-only:\n%s", editor)
+	}
+	approver := r.browser()
+	r.signIn(approver, r.tokens["approver"])
+	_, inbox, _ = r.page(approver, "/inbox")
+	if !strings.Contains(inbox, `value="allow_once"`) {
+		t.Errorf("an approver's inbox offers no answers:\n%s", inbox)
+	}
+	for _, link := range []string{`href="/audit`, `href="/boundaries`, `href="/try`} {
+		if strings.Contains(inbox, link) {
+			t.Errorf("an approver is offered %s, which the API refuses it", link)
+		}
 	}
 }

@@ -80,7 +80,7 @@ func (c *Console) post(h handler) http.HandlerFunc {
 
 // newPage is the page of a session.
 func newPage(s *session, r *http.Request, title, nav string) *page {
-	p := &page{Title: title, Nav: nav, User: &sessionView{Name: s.name, Tenant: s.tenant}, CSRF: s.csrf, Tenant: s.tenant}
+	p := &page{Title: title, Nav: nav, User: &sessionView{Name: s.name, Tenant: s.tenant, Role: s.role}, CSRF: s.csrf, Tenant: s.tenant}
 	if t := r.FormValue("tenant"); t != "" {
 		p.Tenant = t
 	}
@@ -147,7 +147,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = who.Name
 	}
-	s := c.sessions.create(secret, name, tenant)
+	s := c.sessions.create(secret, name, tenant, who.Access)
 	setCookie(w, r, signinCookie, "", -1)
 	setCookie(w, r, CookieName, s.id, 0)
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
@@ -512,6 +512,14 @@ func (c *Console) editPage(kind string) handler {
 			e.Text, e.ETag = "{\n}", `"0"`
 		} else if err := c.load(r, s, e); err != nil {
 			p.Error = err.Error()
+		}
+		may := "edit-data"
+		if kind == "boundaries" {
+			may = "edit-boundaries"
+		}
+		if !p.User.May(may) && e.ReadOnly == "" {
+			e.ReadOnly = "a " + s.role + "'s token may read this, not change it"
+			e.Deletable = false
 		}
 		c.render(w, http.StatusOK, "edit", p)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"time"
 
@@ -22,12 +23,30 @@ const signinCookie = "warden_console_signin"
 type session struct {
 	id, secret, csrf string
 	name, tenant     string
-	created, seen    time.Time
+	// role is the token's access (admin, operator, approver, viewer), as the API said at
+	// sign-in: what the pages offer. The API decides what is allowed, whatever a page offers.
+	role          string
+	created, seen time.Time
 }
 
 // sessionView is what a page shows of its session.
 type sessionView struct {
-	Name, Tenant string
+	Name, Tenant, Role string
+}
+
+// mayRoles are the roles the API lets do what each part of the console offers (H1); a page
+// offers only what its viewer's role may do.
+var mayRoles = map[string][]string{
+	"inbox": {"admin", "operator", "approver", "viewer"}, "answer": {"admin", "approver"},
+	"surface": {"admin", "operator", "approver", "viewer"}, "audit": {"admin", "operator", "viewer"},
+	"try": {"admin", "operator", "viewer"}, "boundaries": {"admin", "operator", "viewer"},
+	"edit-boundaries": {"admin"}, "data": {"admin", "operator", "approver", "viewer"},
+	"edit-data": {"admin", "operator"},
+}
+
+// May reports whether the session's role may do what, as mayRoles says (an unknown what: no).
+func (v *sessionView) May(what string) bool {
+	return v != nil && slices.Contains(mayRoles[what], v.Role)
 }
 
 // sessions are the console's sessions, bounded in number and age. Safe for concurrent use.
@@ -53,9 +72,9 @@ func randomToken() string {
 
 // create starts a session for a token that the API accepted. At the bound, the session
 // unused longest ends to make room.
-func (s *sessions) create(secret, name, tenant string) *session {
+func (s *sessions) create(secret, name, tenant, role string) *session {
 	now := s.clock.Now()
-	ss := &session{id: randomToken(), secret: secret, csrf: randomToken(), name: name, tenant: tenant, created: now, seen: now}
+	ss := &session{id: randomToken(), secret: secret, csrf: randomToken(), name: name, tenant: tenant, role: role, created: now, seen: now}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, o := range s.byID {
