@@ -268,7 +268,7 @@ func (r *report) hardBlockChart() chart {
 
 // gatewayChart is p50 latency by number of clients, for each kind.
 func (r *report) gatewayChart() chart {
-	c := chart{title: "Echo call: p50 latency by clients", xLabel: "clients (log scale)", yLabel: "p50 latency (ms)", xLog: true}
+	c := chart{title: "Echo call: p50 latency by clients", xLabel: "clients (log scale)", yLabel: "p50 latency, ms (log scale)", xLog: true, yLog: true}
 	for _, n := range r.gwOpts.clients {
 		c.xTicks = append(c.xTicks, float64(n))
 	}

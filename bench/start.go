@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -28,10 +27,9 @@ func runStart(ctx context.Context, runs int, logf func(string, ...any)) (startRe
 		return res, err
 	}
 	defer os.RemoveAll(ws)
+	// Whatever keeps the probe from running confined makes the sandbox unavailable here, and
+	// the page says why; the sandbox's own tests are where a broken sandbox fails.
 	if _, err := sandbox.Probe(ctx); err != nil {
-		if !errors.Is(err, sandbox.ErrUnavailable) {
-			return res, fmt.Errorf("the sandbox's probe: %w", err)
-		}
 		res.sandboxErr = err
 		logf("sandbox: unavailable: %v", err)
 	}

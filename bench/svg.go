@@ -137,10 +137,20 @@ func (c chart) write(w io.Writer) error {
 	if len(xTicks) == 0 {
 		xTicks = xs
 	}
-	xlo, xhi := bounds(append(append([]float64(nil), xs...), xTicks...), c.xLog)
-	if !c.xLog {
-		xlo = 0
+	// The x axis spans the ticks and points exactly, with a margin so that no point sits on
+	// the frame.
+	xlo, xhi := math.Inf(1), math.Inf(-1)
+	for _, v := range append(append([]float64(nil), xs...), xTicks...) {
+		if c.xLog {
+			v = math.Log10(v)
+		}
+		xlo, xhi = min(xlo, v), max(xhi, v)
 	}
+	margin := (xhi - xlo) * 0.05
+	if margin == 0 {
+		margin = 1
+	}
+	xlo, xhi = xlo-margin, xhi+margin
 	ylo, yhi := bounds(ys, c.yLog)
 	sx := scale{lo: xlo, hi: xhi, log: c.xLog, p0: padLeft, p1: padLeft + plotWidth}
 	sy := scale{lo: ylo, hi: yhi, log: c.yLog, p0: padTop + plotHeight, p1: padTop}
