@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"encoding/xml"
+	"errors"
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/wardenhq/warden/boundary"
 )
@@ -159,6 +161,34 @@ func TestChartSVG(t *testing.T) {
 	}
 	if err := (chart{title: "empty"}).write(io.Discard); err == nil {
 		t.Error("a chart with no points was drawn")
+	}
+}
+
+// TestPage: the page gives each table its ratios to the baseline of the same run, and says
+// "unavailable" when the sandbox could not run.
+func TestPage(t *testing.T) {
+	r := &report{machine: machine{cpu: "test CPU", cores: 2}, command: "go run .", loadStart: "1.5", loadEnd: "2.5",
+		hardBlocks: []hardBlockResult{{rules: 10, ns: map[string]float64{engineNames[0]: 100, engineNames[1]: 50}}},
+		gateway: []gatewayResult{
+			{kind: kindDirect, clients: 1, calls: 100, wall: time.Second, cpu: 100 * time.Millisecond, p50: time.Millisecond},
+			{kind: kindWarden, clients: 1, calls: 50, wall: time.Second, cpu: 100 * time.Millisecond, p50: 3 * time.Millisecond},
+		},
+		start: startResult{runs: 3, plain: time.Millisecond, sandboxErr: errors.New("no namespaces")},
+	}
+	var b strings.Builder
+	if err := r.writeMarkdown(&b); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, want := range []string{
+		"| CPU | test CPU |", "load average 1.5 at the start",
+		"| Warden boundary index | 50 ns | 0.50 |",
+		"| 1 | Warden | 50 | 0.50 | 3 ms |", "+2 ms", "+1 ms |",
+		"| sandboxed (`sandbox.Run`) | unavailable | – |", "no namespaces",
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the page lacks %q:\n%s", want, page)
+		}
 	}
 }
 

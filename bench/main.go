@@ -58,6 +58,7 @@ func run(ctx context.Context, short bool, out string) error {
 		redactSize, redactBudget, starts = 64<<10, time.Millisecond, 3
 	}
 	t0 := time.Now()
+	r.loadStart = loadAverage()
 
 	var err error
 	if r.hardBlocks, err = runHardBlocks(ctx, r.hbOpts, logf); err != nil {
@@ -78,6 +79,7 @@ func run(ctx context.Context, short bool, out string) error {
 		return err
 	}
 	r.elapsed = time.Since(t0)
+	r.loadEnd = loadAverage()
 	return r.write(out, logf)
 }
 

@@ -48,6 +48,20 @@ type report struct {
 	redaction  []redactionResult
 	start      startResult
 	charts     map[string]string // file name → the path the page links to
+	// loadStart and loadEnd are the one-minute load average when the run began and ended.
+	loadStart, loadEnd string
+}
+
+// loadAverage is the one-minute load average, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	if f := strings.Fields(string(b)); len(f) > 0 {
+		return f[0]
+	}
+	return "unknown"
 }
 
 // dur writes a duration with three significant figures in a unit that suits it.
@@ -105,9 +119,11 @@ func (r *report) writeMarkdown(w io.Writer) error {
 	p("| | |\n|---|---|\n")
 	p("| CPU | %s |\n| cores | %d |\n| Go | %s |\n| kernel | %s |\n| date | %s |\n\n",
 		r.machine.cpu, r.machine.cores, r.machine.goVersion, r.machine.kernel, r.machine.date.Format("2006-01-02 15:04 UTC"))
-	p("The machine is shared with other work and noisy: other builds and tests ran beside this one. ")
-	p("Trust absolute figures to about 2×, ratios of one run to an order of magnitude less noise than that; ")
-	p("a figure that matters should be taken again, on a quiet machine, with the same command.\n\n")
+	p("The machine is shared with other work and noisy: other builds and tests ran beside this one ")
+	p("(load average %s at the start of the run, %s at its end, on %d cores). ", r.loadStart, r.loadEnd, r.machine.cores)
+	p("Trust absolute figures to about 2×. Ratios within one run are steadier, since both sides meet the same load, ")
+	p("but a burst can still fall on one side; the rounds in changing order are there to spread it. ")
+	p("A figure that matters should be taken again, on a quiet machine, with the same command.\n\n")
 	p("Commands:\n\n```sh\ncd bench && go run . -out ../docs/performance.md   # this page and docs/performance/*.svg\n")
 	p("cd bench && go run . -short -out /dev/null          # the short form CI runs: seconds, agreement checked, no timing asserted\n```\n\n")
 
