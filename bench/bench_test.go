@@ -120,7 +120,7 @@ func TestCedarForms(t *testing.T) {
 func TestChartSVG(t *testing.T) {
 	c := chart{title: "cost <by> rules", xLabel: "rules", yLabel: "ns", xLog: true, yLog: true, series: []series{
 		{"a & b", []point{{10, 200}, {1000, 400}, {10000, 900}}},
-		{"c", []point{{10, 1e5}, {1000, 1e7}, {10000, 1e8}}},
+		{"c", []point{{10, 1e5}, {1000, 1e7}, {10000, 1e9}}},
 	}}
 	var b strings.Builder
 	if err := c.write(&b); err != nil {
@@ -147,7 +147,7 @@ func TestChartSVG(t *testing.T) {
 	if counts["svg"] != 1 || counts["polyline"] != 2 || counts["circle"] != 6 {
 		t.Errorf("elements %v; want one svg, two polylines, six circles", counts)
 	}
-	for _, want := range []string{"cost <by> rules", "a & b", "|10|", "|1k|", "|10k|", "|100|", "|100M|"} {
+	for _, want := range []string{"cost <by> rules", "a & b", "|10|", "|1k|", "|10k|", "|100|", "|100M|", "|1G|"} {
 		if !strings.Contains("|"+texts, want) {
 			t.Errorf("the SVG's texts %q lack %q", texts, want)
 		}

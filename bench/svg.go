@@ -101,9 +101,11 @@ func ticks(lo, hi float64, log bool) []float64 {
 	return out
 }
 
-// label writes v briefly (1k, 10k, 2.5); the axis label gives the unit.
+// label writes v briefly (1k, 10k, 1G, 2.5); the axis label gives the unit.
 func label(v float64) string {
 	switch {
+	case v >= 1e9 && math.Mod(v, 1e9) == 0:
+		return fmt.Sprintf("%gG", v/1e9)
 	case v >= 1e6 && math.Mod(v, 1e6) == 0:
 		return fmt.Sprintf("%gM", v/1e6)
 	case v >= 1e3 && math.Mod(v, 1e3) == 0:
