@@ -1,6 +1,7 @@
 package shell
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 
@@ -33,5 +34,18 @@ func TestWordsShareNoSegments(t *testing.T) {
 			}
 		}
 		args[i].segs = args[i].segs[:len(args[i].segs)-1]
+	}
+}
+
+// TestPosText checks that the positions taken from the table of the first line's columns are
+// written as every other position is.
+func TestPosText(t *testing.T) {
+	w := newWalker("true", testOptions())
+	for _, line := range []uint{1, 2, 40} {
+		for col := uint(1); col < 600; col++ {
+			if got, want := w.pos(syntax.NewPos(0, line, col)), fmt.Sprintf("%d:%d", line, col); got != want {
+				t.Fatalf("pos(line %d, col %d) = %q, want %q", line, col, got, want)
+			}
+		}
 	}
 }
