@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"unicode"
@@ -308,10 +309,17 @@ func (n *normalizer) shell() {
 		}
 		return
 	}
+	words := 0
 	for _, c := range an.Commands {
-		argv := make([]string, 0, 1+len(c.Args))
-		argv = append(argv, c.Name)
-		argv = append(argv, c.Args...)
+		words += 1 + len(c.Args)
+	}
+	all := make([]string, 0, words) // every command's argv, in one allocation
+	n.a.Commands = slices.Grow(n.a.Commands, len(an.Commands))
+	for _, c := range an.Commands {
+		start := len(all)
+		all = append(all, c.Name)
+		all = append(all, c.Args...)
+		argv := all[start:len(all):len(all)] // capped: appending to one copies, never overwrites the next
 		n.a.Commands = append(n.a.Commands, Command{Argv: argv, Dir: c.Dir, Via: c.Via, Pos: c.Pos})
 	}
 	for _, e := range an.Effects {

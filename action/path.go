@@ -117,7 +117,7 @@ func (v *View) realFrom(start, rest, p string) (string, error) {
 			}
 			continue
 		}
-		next := join(cur, comp)
+		next := joinWithin(p, cur, comp)
 		if !exists {
 			cur = next
 			continue
@@ -168,4 +168,24 @@ func join(dir, name string) string {
 		return "/" + name
 	}
 	return dir + "/" + name
+}
+
+// joinWithin is join(dir, name), taken from whole without a new string where whole already
+// holds dir, a slash and name at its start: while a path is walked component by component,
+// and no link or ".." has led elsewhere, each prefix is a slice of the path.
+func joinWithin(whole, dir, name string) string {
+	k := len(dir)
+	if k > len(whole) || whole[:k] != dir {
+		return join(dir, name)
+	}
+	if dir != "/" {
+		if k == len(whole) || whole[k] != '/' {
+			return join(dir, name)
+		}
+		k++
+	}
+	if end := k + len(name); end <= len(whole) && whole[k:end] == name {
+		return whole[:end]
+	}
+	return join(dir, name)
 }

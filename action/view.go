@@ -121,7 +121,9 @@ func (v *View) fromListing(p string) (viewStat, bool) {
 	}
 	d, ok := v.dirs[dir]
 	if !ok {
-		if v.asked[dir]++; v.asked[dir] <= listAfter {
+		// A name with glob characters is a glob that matched nothing, taken literally: the
+		// glob's own expansion lists the directory anyway, so list it now.
+		if v.asked[dir]++; v.asked[dir] <= listAfter && !hasGlobMeta(name) {
 			return viewStat{}, false
 		}
 		if s, seen := v.lstats[dir]; !seen || s.err != nil || s.mode != syscall.S_IFDIR || s.size > listMaxSize {

@@ -126,6 +126,19 @@ var errNotAbs = errors.New("resolve returned a relative path")
 // symbolic link goes to the parent of the link's target, as the kernel does, so the part
 // before each ".." is made real first.
 func (a *analyzer) resolve(dir, v string) (string, error) {
+	if !strings.Contains(v, "..") {
+		// Without "..", walking the components one by one gives the lexical join: build it
+		// once rather than one string per component.
+		p := v
+		if !filepath.IsAbs(v) {
+			p = dir + "/" + v
+		}
+		p = filepath.Clean(p)
+		if a.opt.Resolve == nil {
+			return p, nil
+		}
+		return a.real(p)
+	}
 	p := dir
 	if filepath.IsAbs(v) {
 		p = "/"

@@ -174,8 +174,21 @@ const (
 	maxBracket = 10000   // ( { [ not yet closed, counted without regard to quoting
 )
 
-// parse parses bash source, converting every parser error to a *ParseError.
+// parse parses bash source, converting every parser error to a *ParseError. The tree may be
+// shared with other analyses (see parseCache): it must only be read.
 func parse(src string) (*syntax.File, error) {
+	if f, ok := trees.get(src); ok {
+		return f, nil
+	}
+	f, err := parseText(src)
+	if err == nil {
+		trees.put(src, f)
+	}
+	return f, err
+}
+
+// parseText parses bash source, as parse does, without the cache.
+func parseText(src string) (*syntax.File, error) {
 	if len(src) > maxSource {
 		return nil, &ParseError{Line: 1, Col: 1, Msg: fmt.Sprintf("the command is longer than %d bytes", maxSource)}
 	}

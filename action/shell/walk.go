@@ -215,8 +215,21 @@ func (w *walker) pos(p syntax.Pos) string {
 	if w.fixed != "" {
 		return w.fixed
 	}
+	if line, col := p.Line(), p.Col(); line == 1 && col < uint(len(firstLine)) {
+		return firstLine[col]
+	}
 	return strconv.FormatUint(uint64(p.Line()), 10) + ":" + strconv.FormatUint(uint64(p.Col()), 10)
 }
+
+// firstLine holds "1:col" for the columns of a command's first line up to 512 (most commands
+// are one line of some hundreds of characters), so that pos needs no allocation there.
+var firstLine = func() []string {
+	out := make([]string, 512)
+	for col := range out {
+		out[col] = "1:" + strconv.Itoa(col)
+	}
+	return out
+}()
 
 // enter is a walker for code reached through via. nested says the code is a new nesting
 // level (a substitution or a string of code), which counts towards Options.MaxNesting.

@@ -144,14 +144,21 @@ const maxBraceWords = 256
 // words converts a command's words to arguments: quotes removed, brace expansions expanded.
 func (w *walker) words(ws []*syntax.Word) []arg {
 	out := make([]arg, 0, len(ws))
+	spare := make([]seg, 0, len(ws)+4) // the segments of the words, in one allocation
 	for _, word := range ws {
-		out = w.appendWord(out, word)
+		out = w.appendWordIn(out, word, &spare)
 	}
 	return out
 }
 
 // appendWord appends the arguments one word expands to.
 func (w *walker) appendWord(out []arg, word *syntax.Word) []arg {
+	return w.appendWordIn(out, word, nil)
+}
+
+// appendWordIn is appendWord, taking the arguments' segments from spare where they fit (see
+// argIn).
+func (w *walker) appendWordIn(out []arg, word *syntax.Word, spare *[]seg) []arg {
 	src, pos := w.text(word), w.pos(word.Pos())
 	if hasBrace(word) {
 		cp := &syntax.Word{Parts: append([]syntax.WordPart(nil), word.Parts...)}
@@ -163,12 +170,12 @@ func (w *walker) appendWord(out []arg, word *syntax.Word) []arg {
 				return append(out, a)
 			}
 			for _, parts := range alts {
-				out = append(out, w.arg(parts, src, pos))
+				out = append(out, w.argIn(parts, src, pos, spare))
 			}
 			return out
 		}
 	}
-	return append(out, w.arg(word.Parts, src, pos))
+	return append(out, w.argIn(word.Parts, src, pos, spare))
 }
 
 func hasBrace(word *syntax.Word) bool {
@@ -187,14 +194,36 @@ func (w *walker) word(word *syntax.Word) arg {
 }
 
 func (w *walker) arg(parts []syntax.WordPart, src, pos string) arg {
+	return w.argIn(parts, src, pos, nil)
+}
+
+// argIn is arg, with the segments written into the free capacity of *spare when they fit
+// there, which then grows by them: the words of one command then share one allocation. The
+// argument's segments are capped at their length, so that appending to them copies rather
+// than writes over the next argument's.
+func (w *walker) argIn(parts []syntax.WordPart, src, pos string, spare *[]seg) arg {
 	a := arg{src: src, pos: pos}
 	if len(parts) == 1 {
 		if _, ok := parts[0].(*syntax.ProcSubst); ok {
 			a.pipe = true
 		}
 	}
+	var free int
+	if spare != nil {
+		n := len(*spare)
+		a.segs, free = (*spare)[n:n], cap(*spare)-n
+	}
 	for _, p := range parts {
 		a.segs = w.appendPart(a.segs, p, false)
+	}
+	// append reallocates only to a larger capacity: an unchanged one means the segments are
+	// still in spare
+	if spare != nil && cap(a.segs) == free {
+		*spare = (*spare)[:len(*spare)+len(a.segs)]
+		a.segs = a.segs[:len(a.segs):len(a.segs)]
+		if len(a.segs) == 0 {
+			a.segs = nil // as without spare
+		}
 	}
 	a.finish()
 	return a
