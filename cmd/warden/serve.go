@@ -79,6 +79,7 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + e
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, with no token, on this address (for a Prometheus on a private network; on --addr /metrics needs an admin token)")
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	o.store.register(cmd)
+	o.store.creates = true
 	o.sandbox.register(cmd)
 	o.bounds.register(cmd)
 	o.logs.register(cmd, "info")
