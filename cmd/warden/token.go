@@ -57,7 +57,7 @@ scoped, except admin). The secret is printed once, on the last line.`,
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list [--json] [--db FILE | --postgres URL]",
-		Short: "List the tokens: id, name, access, tenant, role, profile, created, revoked (never a secret)",
+		Short: "List the tokens: id, name, access, tenant, role, profile, created, expires, revoked (never a secret)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return lr.list(cmd, asJSON)
@@ -113,7 +113,7 @@ func (o *tokenOptions) list(cmd *cobra.Command, asJSON bool) error {
 		return enc.Encode(map[string]any{"tokens": out})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tACCESS\tTENANT\tROLE\tPROFILE\tCREATED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tNAME\tACCESS\tTENANT\tROLE\tPROFILE\tCREATED\tEXPIRES\tREVOKED")
 	dash := func(s string) string {
 		if s == "" {
 			return "-"
@@ -125,8 +125,12 @@ func (o *tokenOptions) list(cmd *cobra.Command, asJSON bool) error {
 		if !t.Revoked.IsZero() {
 			revoked = t.Revoked.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, dash(t.Name), t.Role, dash(t.Tenant), dash(t.SessionRole),
-			dash(t.Profile), t.Created.UTC().Format(time.RFC3339), revoked)
+		expires := "-"
+		if !t.Expires.IsZero() {
+			expires = t.Expires.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, dash(t.Name), t.Role, dash(t.Tenant), dash(t.SessionRole),
+			dash(t.Profile), t.Created.UTC().Format(time.RFC3339), expires, revoked)
 	}
 	return tw.Flush()
 }
