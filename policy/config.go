@@ -265,6 +265,9 @@ type GateConfig struct {
 	Requires Name `yaml:"requires"`
 	// Note says which calls the gate covers when that is narrower than every call.
 	Note string `yaml:"note"`
+	// Effects (built-ins only) narrows the approval to calls whose review finds an effect of
+	// one of these operations (a delete, say): other calls are not asked.
+	Effects []Effect `yaml:"effects"`
 }
 
 // WithheldConfig records something a server deliberately does not build.

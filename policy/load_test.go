@@ -841,6 +841,21 @@ servers:
 		want: []string{`5:76: mcp__shop__update: withoutApprovals must be allow or absent, not "deny"`},
 	},
 	{
+		name: "gate effects on a connector tool",
+		give: "connectors:\n  - id: shop\n    effect: write\n    tools:\n      - {name: mcp__shop__update, gate: {approval: true, effects: [delete]}}\n",
+		want: []string{`5:67: mcp__shop__update: gate effects applies only to built-ins (a connector call has no path effects to match)`},
+	},
+	{
+		name: "gate effects on built-ins that touch no path, empty, or not found by review",
+		give: "builtins:\n  - {name: net_fetch, gate: {approval: true, effects: [read]}}\n  - {name: files_delete, gate: {approval: true, effects: []}}\n  - {name: files_write, gate: {approval: true, effects: [send]}}\n  - {name: shell_exec, gate: {requires: REQUIRE_WRITE_APPROVAL, effects: [delete]}}\n",
+		want: []string{
+			`2:55: net_fetch: gate effects: a net_fetch call has no path effects, so the gate would never ask`,
+			`3:58: files_delete: gate effects is empty: leave it out to ask before every call`,
+			`4:57: files_write: gate effects: a call's review never finds send; it finds read, write, delete, execute, delegate`,
+			`5:74: shell_exec: effects applies only to a gate with approval: true`,
+		},
+	},
+	{
 		name: "gate that does not ask, with withoutChannel",
 		give: "connectors:\n  - id: shop\n    effect: write\n    tools:\n      - {name: mcp__shop__update, gate: {requires: FLAG, withoutChannel: absent}}\n",
 		want: []string{`5:74: mcp__shop__update: withoutChannel applies only to a gate with approval: true`},

@@ -476,6 +476,9 @@ type Gate struct {
 	Requires *Switch
 	// Note says which calls the gate covers when narrower than every call.
 	Note string
+	// Effects, when set, narrows Approval to the calls whose review finds an effect of one of
+	// these operations (read, write, delete, execute, delegate); other calls are not asked.
+	Effects []Effect
 }
 
 // Harness is a runtime that sessions run on.

@@ -449,7 +449,9 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	fmt.Fprintf(out, "warden: egress %s\n", sb.egressSummary())
 	if !env.ApprovalsOn() {
 		st, _ := env.Switch(policy.SwitchRequireApproval)
-		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked\n", st.Describe())
+		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked: %s\n", st.Describe(), gatedSummary(p))
+	} else {
+		fmt.Fprintf(out, "warden: approvals are on (%s): a person is asked before %s\n", policy.SwitchRequireApproval, gatedSummary(p))
 	}
 	fmt.Fprintf(out, "warden: a pending approval waits %d ms before it denies\n", env.ApprovalTimeoutMS())
 	fmt.Fprintf(out, "warden: hard blocks: %s\n", hardBlocksSummary(p))
@@ -461,6 +463,37 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	}
 	fmt.Fprintf(out, "warden: listening on http://%s (MCP at /mcp)\n", addr)
 	fmt.Fprintf(out, "warden: approvals: GET http://%s/api/v1/approvals lists the approval cards (an approver, viewer, operator or admin token), POST /api/v1/approvals/{id} answers one (an approver or admin token: warden token create --access approver --tenant T); on this host, warden approvals list|answer\n", addr)
+}
+
+// gatedMax is how many approval-gated tools the banner names before it counts the rest.
+const gatedMax = 12
+
+// gatedSummary names the tools whose calls ask a person while approvals are on, with the calls
+// a narrowed gate covers: "files_delete, shell_exec (calls that delete)".
+func gatedSummary(p *policy.Policy) string {
+	var names []string
+	for t := range p.Tools() {
+		g := t.Gate
+		if g == nil || !g.Approval {
+			continue
+		}
+		name := t.Name
+		if len(g.Effects) > 0 {
+			ops := make([]string, len(g.Effects))
+			for i, e := range g.Effects {
+				ops[i] = string(e)
+			}
+			name += " (calls that " + strings.Join(ops, " or ") + ")"
+		}
+		names = append(names, name)
+	}
+	switch {
+	case len(names) == 0:
+		return "no tool (the policy gates none)"
+	case len(names) > gatedMax:
+		return fmt.Sprintf("%s and %d more (warden surface --role R shows each tool's gate)", strings.Join(names[:gatedMax], ", "), len(names)-gatedMax)
+	}
+	return strings.Join(names, ", ")
 }
 
 // clientConfig creates a fresh agent token for tenant default, role person, good for ttl from
