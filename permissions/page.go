@@ -263,6 +263,9 @@ func (pg *page) role(r *policy.Role) {
 	if inv := invariantsText(r.Invariants); inv != "" {
 		pg.f("- Invariants, checked when a session starts (a session that would break one is refused): %s\n", inv)
 	}
+	if rs := r.Sessions; rs != (policy.RoleSessions{}) {
+		pg.f("- Sessions per tenant: %s (counted by each warden process)\n", roleSessionsText(rs))
+	}
 	if r.Limits != nil {
 		pg.f("- Limits: %s\n", limitsText(*r.Limits))
 	}
@@ -746,4 +749,16 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// roleSessionsText is a role's caps on its sessions in a tenant, in words.
+func roleSessionsText(rs policy.RoleSessions) string {
+	var parts []string
+	if rs.MaxLive > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d live", rs.MaxLive))
+	}
+	if rs.PerMinute > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d opened in any minute", rs.PerMinute))
+	}
+	return strings.Join(parts, ", ")
 }

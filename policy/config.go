@@ -346,6 +346,9 @@ type RoleConfig struct {
 	Invariants *InvariantsConfig `yaml:"invariants"`
 	// Limits apply to sessions of the role that run no profile.
 	Limits *LimitsConfig `yaml:"limits"`
+	// Sessions caps the role's sessions in each tenant: how many may be live at once, and how
+	// many may open in a minute (an inbound role a stranger starts, say).
+	Sessions *RoleSessionsConfig `yaml:"sessions"`
 }
 
 // InvariantsConfig is what a role's sessions must never hold.
@@ -360,6 +363,16 @@ type InvariantsConfig struct {
 	NoDelegation bool `yaml:"noDelegation"`
 	// Forbid lists selectors of tools the session must never hold.
 	Forbid []Name `yaml:"forbid"`
+}
+
+// RoleSessionsConfig caps a role's sessions per tenant. Unset is no cap.
+type RoleSessionsConfig struct {
+	Node `yaml:"-"`
+
+	// MaxLive caps the role's live sessions in one tenant.
+	MaxLive *int `yaml:"maxLive"`
+	// PerMinute caps how many of the role's sessions one tenant may open in any minute.
+	PerMinute *int `yaml:"perMinute"`
 }
 
 // LimitsConfig are a run's limits. Unset fields take the policy's default limits.

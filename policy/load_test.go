@@ -841,6 +841,14 @@ servers:
 		want: []string{`5:76: mcp__shop__update: withoutApprovals must be allow or absent, not "deny"`},
 	},
 	{
+		name: "a role's session caps below 0",
+		give: "roles:\n  - id: inbound\n    sessions: {maxLive: -1, perMinute: -5}\n",
+		want: []string{
+			`3:25: role inbound: sessions.maxLive must be 0 (no cap) or more, not -1`,
+			`3:40: role inbound: sessions.perMinute must be 0 (no cap) or more, not -5`,
+		},
+	},
+	{
 		name: "gate effects on a connector tool",
 		give: "connectors:\n  - id: shop\n    effect: write\n    tools:\n      - {name: mcp__shop__update, gate: {approval: true, effects: [delete]}}\n",
 		want: []string{`5:67: mcp__shop__update: gate effects applies only to built-ins (a connector call has no path effects to match)`},

@@ -576,7 +576,9 @@ type Role struct {
 	Invariants Invariants
 	// Limits apply to sessions that run no profile (nil: none declared).
 	Limits *Limits
-	Pos    Pos
+	// Sessions caps the role's sessions in each tenant.
+	Sessions RoleSessions
+	Pos      Pos
 
 	credSet Bitset // servers the role may be handed credentials for (CredentialsList)
 }
@@ -612,6 +614,15 @@ type Limits struct {
 	MaxConcurrentRuns  int     `json:"maxConcurrentRuns,omitempty"`
 	MaxDelegationDepth int     `json:"maxDelegationDepth"`
 	MaxAttempts        int     `json:"maxAttempts,omitempty"`
+}
+
+// RoleSessions caps a role's sessions in each tenant; 0 is no cap. The gateway counts them per
+// process: several instances sharing a store each allow the figures.
+type RoleSessions struct {
+	// MaxLive: live sessions of the role in one tenant at once.
+	MaxLive int
+	// PerMinute: sessions of the role one tenant may open in any 60 seconds.
+	PerMinute int
 }
 
 // Profile is a saved coworker.
