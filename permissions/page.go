@@ -690,8 +690,12 @@ func invariantsText(inv policy.Invariants) string {
 }
 
 func limitsText(l policy.Limits) string {
-	return fmt.Sprintf("$%g per run, %d turns, %d at a time, delegation depth %d, %d attempt(s)",
+	s := fmt.Sprintf("$%g per run, %d turns, %d at a time, delegation depth %d, %d attempt(s)",
 		l.RunBudgetUsd, l.MaxTurns, l.MaxConcurrentRuns, l.MaxDelegationDepth, l.MaxAttempts)
+	if l.DailyBudgetUsd > 0 {
+		s += fmt.Sprintf(", $%g a day per tenant (none starts at the cap, or when the day's spend cannot be read)", l.DailyBudgetUsd)
+	}
+	return s
 }
 
 func selectorsText(sels []policy.Selector) string {

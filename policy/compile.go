@@ -352,6 +352,9 @@ func mergeLimits(l Limits, lc *LimitsConfig) Limits {
 	if lc.RunBudgetUsd != nil {
 		l.RunBudgetUsd = *lc.RunBudgetUsd
 	}
+	if lc.DailyBudgetUsd != nil {
+		l.DailyBudgetUsd = *lc.DailyBudgetUsd
+	}
 	if lc.MaxTurns != nil {
 		l.MaxTurns = *lc.MaxTurns
 	}
@@ -371,6 +374,9 @@ func mergeLimits(l Limits, lc *LimitsConfig) Limits {
 func (c *compiler) checkLimits(lc *LimitsConfig, what string) {
 	if lc.RunBudgetUsd != nil && !(*lc.RunBudgetUsd > 0) {
 		c.errorf(lc.At("runBudgetUsd"), "%s: runBudgetUsd must be above zero, not %v", what, *lc.RunBudgetUsd)
+	}
+	if lc.DailyBudgetUsd != nil && !(*lc.DailyBudgetUsd > 0) {
+		c.errorf(lc.At("dailyBudgetUsd"), "%s: dailyBudgetUsd must be above zero (leave it out for no daily cap), not %v", what, *lc.DailyBudgetUsd)
 	}
 	for _, f := range []struct {
 		key string

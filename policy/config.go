@@ -379,7 +379,9 @@ type RoleSessionsConfig struct {
 type LimitsConfig struct {
 	Node `yaml:"-"`
 
-	RunBudgetUsd       *float64 `yaml:"runBudgetUsd"`
+	RunBudgetUsd *float64 `yaml:"runBudgetUsd"`
+	// DailyBudgetUsd caps what the profile's runs in one tenant spend on models in a UTC day.
+	DailyBudgetUsd     *float64 `yaml:"dailyBudgetUsd"`
 	MaxTurns           *int     `yaml:"maxTurns"`
 	MaxConcurrentRuns  *int     `yaml:"maxConcurrentRuns"`
 	MaxDelegationDepth *int     `yaml:"maxDelegationDepth"`

@@ -282,7 +282,7 @@ profiles:
 	{
 		name: "unknown field in limits",
 		give: "limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1, maxDepth: 1}\n",
-		want: []string{`1:62: unknown field "maxDepth" in the limits; known fields are maxAttempts, maxConcurrentRuns, maxDelegationDepth, maxTurns, runBudgetUsd`},
+		want: []string{`1:62: unknown field "maxDepth" in the limits; known fields are dailyBudgetUsd, maxAttempts, maxConcurrentRuns, maxDelegationDepth, maxTurns, runBudgetUsd`},
 	},
 	{
 		name: "unknown field in a connection",
@@ -839,6 +839,11 @@ servers:
 		name: "gate with an unknown withoutApprovals",
 		give: "connectors:\n  - id: shop\n    effect: write\n    tools:\n      - {name: mcp__shop__update, gate: {approval: true, withoutApprovals: deny}}\n",
 		want: []string{`5:76: mcp__shop__update: withoutApprovals must be allow or absent, not "deny"`},
+	},
+	{
+		name: "a daily budget of 0",
+		give: "limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1, dailyBudgetUsd: 0}\n",
+		want: []string{`1:78: the default limits: dailyBudgetUsd must be above zero (leave it out for no daily cap), not 0`},
 	},
 	{
 		name: "a role's session caps below 0",

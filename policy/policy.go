@@ -609,7 +609,10 @@ type Invariants struct {
 
 // Limits are a run's limits.
 type Limits struct {
-	RunBudgetUsd       float64 `json:"runBudgetUsd,omitempty"`
+	RunBudgetUsd float64 `json:"runBudgetUsd,omitempty"`
+	// DailyBudgetUsd caps the model dollars of the profile's runs in one tenant in a UTC day
+	// (0: none): no run starts at the cap, or when the day's spend cannot be read.
+	DailyBudgetUsd     float64 `json:"dailyBudgetUsd,omitempty"`
 	MaxTurns           int     `json:"maxTurns,omitempty"`
 	MaxConcurrentRuns  int     `json:"maxConcurrentRuns,omitempty"`
 	MaxDelegationDepth int     `json:"maxDelegationDepth"`
