@@ -128,6 +128,20 @@ func (g *Gate) Turn(ctx context.Context, s *Session) error {
 			return fmt.Errorf("%w: %s", ErrLimit, why)
 		}
 	}
+	if h := sf.Harness(); h != nil && h.MaxModelCalls > 0 {
+		u := s.harnessUsed()
+		u.mu.Lock()
+		n := u.calls
+		if n < h.MaxModelCalls {
+			u.calls++
+		}
+		u.mu.Unlock()
+		if n >= h.MaxModelCalls {
+			why := fmt.Sprintf("the session has made %d model calls on harness %s, its cap", n, h.ID)
+			g.stop(s, why)
+			return fmt.Errorf("%w: %s", ErrLimit, why)
+		}
+	}
 	if s.Run == nil {
 		return nil
 	}
@@ -158,6 +172,18 @@ func (g *Gate) ModelSpend(ctx context.Context, s *Session, usd float64) error {
 		why := fmt.Sprintf("run %s has spent %.4f USD on models, above its budget of %.4f", s.Run.ID, runUsd, s.Run.BudgetUsd)
 		g.stop(s, why)
 		return fmt.Errorf("%w: %s", ErrLimit, why)
+	}
+	if h := sf.Harness(); h != nil && h.SessionBudgetUsd > 0 {
+		u := s.harnessUsed()
+		u.mu.Lock()
+		u.usd += usd
+		spent := u.usd
+		u.mu.Unlock()
+		if spent > h.SessionBudgetUsd {
+			why := fmt.Sprintf("the session has spent %.4f USD on models on harness %s, above its cap of %.4f", spent, h.ID, h.SessionBudgetUsd)
+			g.stop(s, why)
+			return fmt.Errorf("%w: %s", ErrLimit, why)
+		}
 	}
 	if s.Run != nil {
 		if err := g.dailyCap(ctx, s.Run); err != nil {

@@ -600,13 +600,24 @@ func (pg *page) tenants() {
 }
 
 func (pg *page) harnesses() {
-	pg.f("## Harnesses\n\n| Harness | Exists when | Built-in tools | Roles |\n|---|---|---|---|\n")
+	pg.f("## Harnesses\n\n| Harness | Exists when | Built-in tools | Roles | Each session |\n|---|---|---|---|---|\n")
 	for h := range pg.p.Harnesses() {
 		roles := "any"
 		if h.Roles != nil {
 			roles = strings.Join(h.Roles, ", ")
 		}
-		pg.f("| %s | %s | %s | %s |\n", h.ID, code(h.When.String()), yesNo(h.Builtins), roles)
+		var caps []string
+		if h.SessionBudgetUsd > 0 {
+			caps = append(caps, fmt.Sprintf("$%g", h.SessionBudgetUsd))
+		}
+		if h.MaxModelCalls > 0 {
+			caps = append(caps, fmt.Sprintf("%d model calls", h.MaxModelCalls))
+		}
+		limit := "no cap"
+		if len(caps) > 0 {
+			limit = strings.Join(caps, ", ")
+		}
+		pg.f("| %s | %s | %s | %s | %s |\n", h.ID, code(h.When.String()), yesNo(h.Builtins), roles, limit)
 	}
 	pg.f("\n")
 }

@@ -87,6 +87,18 @@ type HarnessConfig struct {
 	Builtins *bool `yaml:"builtins"`
 	// Roles, when set, are the only roles that may run on the harness.
 	Roles []Name `yaml:"roles"`
+	// Limits cap each session on the harness, whatever its role or profile.
+	Limits *HarnessLimitsConfig `yaml:"limits"`
+}
+
+// HarnessLimitsConfig caps each session on a harness. Unset is no cap.
+type HarnessLimitsConfig struct {
+	Node `yaml:"-"`
+
+	// SessionBudgetUsd caps the model dollars one session reports.
+	SessionBudgetUsd *float64 `yaml:"sessionBudgetUsd"`
+	// MaxModelCalls caps the model calls (turns) one session reports.
+	MaxModelCalls *int `yaml:"maxModelCalls"`
 }
 
 // SwitchConfig declares an operator switch: an environment variable and its truth rule.

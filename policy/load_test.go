@@ -841,6 +841,14 @@ servers:
 		want: []string{`5:76: mcp__shop__update: withoutApprovals must be allow or absent, not "deny"`},
 	},
 	{
+		name: "harness limits out of range",
+		give: "harnesses:\n  - {id: loop, limits: {sessionBudgetUsd: 0, maxModelCalls: 0}}\n",
+		want: []string{
+			`2:43: harness loop: limits.sessionBudgetUsd must be above zero (leave it out for no cap), not 0`,
+			`2:61: harness loop: limits.maxModelCalls must be at least 1 (leave it out for no cap), not 0`,
+		},
+	},
+	{
 		name: "a daily budget of 0",
 		give: "limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1, dailyBudgetUsd: 0}\n",
 		want: []string{`1:78: the default limits: dailyBudgetUsd must be above zero (leave it out for no daily cap), not 0`},

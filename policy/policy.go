@@ -490,7 +490,12 @@ type Harness struct {
 	Builtins bool
 	// Roles, when non-nil, are the only role ids that may run on the harness.
 	Roles []string
-	Pos   Pos
+	// SessionBudgetUsd and MaxModelCalls cap each session on the harness, as its harness
+	// reports them through the usage path (0: no cap); counted by the process serving the
+	// session, on top of any run's limits.
+	SessionBudgetUsd float64
+	MaxModelCalls    int
+	Pos              Pos
 }
 
 // Allows reports whether a role may run on the harness.
