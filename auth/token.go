@@ -47,6 +47,14 @@ type Token struct {
 	Created     time.Time
 	// Revoked is zero while the token is good.
 	Revoked time.Time
+	// Expires is when the token stops being good; zero never.
+	Expires time.Time
+}
+
+// Expired says whether the token is past its expiry at now: an expired token is refused as a
+// revoked one is.
+func (t *Token) Expired(now time.Time) bool {
+	return !t.Expires.IsZero() && !now.Before(t.Expires)
 }
 
 // ErrNotFound is matched when no good token has the hash.
@@ -55,7 +63,8 @@ var ErrNotFound = errors.New("token not found")
 // Store keeps tokens. Implementations are safe for concurrent use.
 type Store interface {
 	CreateToken(ctx context.Context, t *Token) error
-	// TokenByHash returns the unrevoked token with the hash, or ErrNotFound.
+	// TokenByHash returns the good token with the hash (neither revoked nor expired), or
+	// ErrNotFound.
 	TokenByHash(ctx context.Context, hash string) (*Token, error)
 	// Tokens lists every token, revoked ones included.
 	Tokens(ctx context.Context) ([]*Token, error)

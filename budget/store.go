@@ -42,6 +42,9 @@ type Run struct {
 	// BudgetUsd is the run's model dollar budget (0: none); MaxTurns its turns (0: none).
 	BudgetUsd float64
 	MaxTurns  int
+	// DailyBudgetUsd caps the model dollars of the profile's runs in the tenant on Day (0:
+	// none); the gate checks it (DaySpend), failing closed when the spend cannot be read.
+	DailyBudgetUsd float64
 	// Instance is the process (instance.Instance) that holds the run; "" for a run started by
 	// an embedder without one, which recovery never ends.
 	Instance string
@@ -156,4 +159,7 @@ type Store interface {
 	ModelSpend(ctx context.Context, tenant, runID string, usd float64, month string) (runUsd, monthUsd float64, err error)
 	// MonthSpend returns a tenant's model dollars in a month.
 	MonthSpend(ctx context.Context, tenant, month string) (float64, error)
+	// DaySpend returns the model dollars of a profile's runs in a tenant on a UTC day
+	// ("2006-01-02"), live runs included.
+	DaySpend(ctx context.Context, tenant, profile, day string) (float64, error)
 }

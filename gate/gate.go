@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -122,6 +123,25 @@ type Session struct {
 	// first use and shared by every Rebind of the session, so that a stop made on a session
 	// that is being rebound (a hard-block change, a reload) is never lost.
 	halt atomic.Pointer[atomic.Pointer[string]]
+	// used is what the session has reported against its harness's caps, shared likewise.
+	used atomic.Pointer[harnessUse]
+}
+
+// harnessUse is what a session has reported against its harness's caps
+// (policy.Harness.SessionBudgetUsd, MaxModelCalls).
+type harnessUse struct {
+	mu    sync.Mutex
+	calls int
+	usd   float64
+}
+
+// harnessUsed is the session's use of its harness, shared with its rebinds.
+func (s *Session) harnessUsed() *harnessUse {
+	if u := s.used.Load(); u != nil {
+		return u
+	}
+	s.used.CompareAndSwap(nil, &harnessUse{})
+	return s.used.Load()
 }
 
 // stopped is the session's stop: why it may make no more calls, shared with its rebinds.
@@ -138,6 +158,7 @@ func (s *Session) stopped() *atomic.Pointer[string] {
 func (s *Session) Rebind(r *review.Session) *Session {
 	n := &Session{Review: r, Principal: s.Principal, Run: s.Run}
 	n.halt.Store(s.stopped())
+	n.used.Store(s.harnessUsed())
 	return n
 }
 

@@ -25,6 +25,7 @@ func RunFor(sf *surface.Surface, id, session string, started time.Time) *budget.
 		ID: id, Tenant: sf.Tenant().ID, Profile: pr.ID, Session: session, Attempt: sf.Attempt(),
 		Started: started.UTC(), Day: started.UTC().Format(time.DateOnly),
 		MaxConcurrent: l.MaxConcurrentRuns, BudgetUsd: l.RunBudgetUsd, MaxTurns: l.MaxTurns,
+		DailyBudgetUsd: l.DailyBudgetUsd,
 	}
 	if g := pr.Grant; g != nil {
 		for _, c := range g.ConnectorList {
@@ -53,7 +54,10 @@ func (g *Gate) StartRun(ctx context.Context, s *Session) error {
 	e := audit.Event{Time: now, Kind: audit.KindRun, Tenant: s.Run.Tenant, Session: s.Review.ID,
 		Principal: s.Principal, Role: sf.Role().ID, Profile: s.Run.Profile, Run: s.Run.ID,
 		PolicyRevision: sf.Policy().Revision, Decision: verdict.Allow.String(), Outcome: "started"}
-	err := g.ledger.StartRun(ctx, s.Run, sf.Tenant().MonthlyModelCapUsd, month(now))
+	err := g.dailyCap(ctx, s.Run)
+	if err == nil {
+		err = g.ledger.StartRun(ctx, s.Run, sf.Tenant().MonthlyModelCapUsd, month(now))
+	}
 	if err != nil {
 		e.Decision, e.Outcome = verdict.Deny.String(), "refused"
 		e.Blockers = []audit.Blocker{{Code: string(verdict.RunLimit), Detail: err.Error()}}
@@ -65,6 +69,28 @@ func (g *Gate) StartRun(ctx context.Context, s *Session) error {
 		return fmt.Errorf("%w: %v", ErrNotRecorded, aerr)
 	}
 	return err
+}
+
+// ErrDailyCap is matched by the refusal of a run whose profile has spent its daily model
+// budget in the tenant, or whose day's spend cannot be read.
+var ErrDailyCap = errors.New("the profile's daily model budget")
+
+// dailyCap refuses a run whose profile has reached its daily model budget in the tenant. A day
+// whose spend cannot be read refuses too: the cap is only a cap if it is checked. Two runs
+// starting at once may both pass; a profile that needs the cap exact runs one at a time
+// (Scout's goal reviewer does).
+func (g *Gate) dailyCap(ctx context.Context, r *budget.Run) error {
+	if r.DailyBudgetUsd <= 0 {
+		return nil
+	}
+	spent, err := g.ledger.DaySpend(ctx, r.Tenant, r.Profile, r.Day)
+	if err != nil {
+		return fmt.Errorf("%w: today's spend of profile %s in tenant %s cannot be read, so no run starts: %v", ErrDailyCap, r.Profile, r.Tenant, err)
+	}
+	if spent >= r.DailyBudgetUsd {
+		return fmt.Errorf("%w: profile %s has spent %.4f USD on models in tenant %s on %s, its daily cap is %.4f", ErrDailyCap, r.Profile, spent, r.Tenant, r.Day, r.DailyBudgetUsd)
+	}
+	return nil
 }
 
 // EndRun ends the session's run; what it settled then counts for the day.
@@ -102,6 +128,20 @@ func (g *Gate) Turn(ctx context.Context, s *Session) error {
 			return fmt.Errorf("%w: %s", ErrLimit, why)
 		}
 	}
+	if h := sf.Harness(); h != nil && h.MaxModelCalls > 0 {
+		u := s.harnessUsed()
+		u.mu.Lock()
+		n := u.calls
+		if n < h.MaxModelCalls {
+			u.calls++
+		}
+		u.mu.Unlock()
+		if n >= h.MaxModelCalls {
+			why := fmt.Sprintf("the session has made %d model calls on harness %s, its cap", n, h.ID)
+			g.stop(s, why)
+			return fmt.Errorf("%w: %s", ErrLimit, why)
+		}
+	}
 	if s.Run == nil {
 		return nil
 	}
@@ -132,6 +172,24 @@ func (g *Gate) ModelSpend(ctx context.Context, s *Session, usd float64) error {
 		why := fmt.Sprintf("run %s has spent %.4f USD on models, above its budget of %.4f", s.Run.ID, runUsd, s.Run.BudgetUsd)
 		g.stop(s, why)
 		return fmt.Errorf("%w: %s", ErrLimit, why)
+	}
+	if h := sf.Harness(); h != nil && h.SessionBudgetUsd > 0 {
+		u := s.harnessUsed()
+		u.mu.Lock()
+		u.usd += usd
+		spent := u.usd
+		u.mu.Unlock()
+		if spent > h.SessionBudgetUsd {
+			why := fmt.Sprintf("the session has spent %.4f USD on models on harness %s, above its cap of %.4f", spent, h.ID, h.SessionBudgetUsd)
+			g.stop(s, why)
+			return fmt.Errorf("%w: %s", ErrLimit, why)
+		}
+	}
+	if s.Run != nil {
+		if err := g.dailyCap(ctx, s.Run); err != nil {
+			g.stop(s, err.Error())
+			return fmt.Errorf("%w: %v", ErrLimit, err)
+		}
 	}
 	if cap := sf.Tenant().MonthlyModelCapUsd; cap > 0 && monthUsd >= cap {
 		why := fmt.Sprintf("tenant %s has spent %.2f USD on models this month, its cap is %.2f", sf.Tenant().ID, monthUsd, cap)

@@ -114,6 +114,9 @@ type Options struct {
 	// tenant, may hold at once (0: 64 and 1,024; negative: no cap). A session past a cap is
 	// refused (session_refused) and says which cap.
 	MaxSessionsPerToken, MaxSessionsPerTenant int
+	// Now is the clock of the roles' session rates (policy.RoleSessions.PerMinute); nil is
+	// time.Now. Tests set it so that a minute passes without sleeping.
+	Now func() time.Time
 }
 
 // Gateway serves MCP sessions. It is safe for concurrent use.
@@ -149,6 +152,10 @@ type Gateway struct {
 	quiet chan struct{}
 	// perToken and perTenant count the live sessions, for the caps (admit).
 	perToken, perTenant map[string]int
+	// perRole counts the live sessions of each role in each tenant, and opened when each of
+	// the last minute's opened, for the roles' caps (policy.RoleSessions).
+	perRole map[roleTenant]int
+	opened  map[roleTenant][]time.Time
 
 	rules     func(tenant string) *boundary.Set // Options.Boundaries, or bounds.Set
 	bounds    *boundary.Tenants                 // the hard blocks, unless Options.Boundaries was given
@@ -197,6 +204,9 @@ func New(o Options) (*Gateway, error) {
 	if o.MaxSessionsPerTenant == 0 {
 		o.MaxSessionsPerTenant = maxSessionsPerTenant
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	abs, err := filepath.Abs(o.Workspaces)
 	if err != nil {
 		return nil, err
@@ -205,6 +215,7 @@ func New(o Options) (*Gateway, error) {
 	o.Bounds = o.Bounds.withDefaults()
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
 		tokens: tokenCache{ttl: o.TokenTTL}, perToken: map[string]int{}, perTenant: map[string]int{},
+		perRole: map[roleTenant]int{}, opened: map[roleTenant][]time.Time{},
 		flight: &inFlight{b: o.Bounds, calls: map[string]int{}}}
 	snap := newSnapshot(o.Policy, o.Env)
 	if snap.rulesErr != nil {

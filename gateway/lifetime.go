@@ -149,9 +149,45 @@ func (g *Gateway) admit(s *session) error {
 	if n, limit := g.perTenant[tok.Tenant], g.o.MaxSessionsPerTenant; limit > 0 && n >= limit {
 		return fmt.Errorf("tenant %s already holds %d live sessions, its cap", tok.Tenant, n)
 	}
+	if err := g.admitRole(s); err != nil {
+		return err
+	}
 	g.perToken[tok.ID]++
 	g.perTenant[tok.Tenant]++
 	s.counted = true
+	return nil
+}
+
+// roleTenant keys the counts of a role's sessions in a tenant.
+type roleTenant struct{ role, tenant string }
+
+// admitRole counts a new session against its role's caps in its tenant (policy.RoleSessions):
+// its live sessions, and those opened in the last minute. g.mu is held.
+func (g *Gateway) admitRole(s *session) error {
+	tok := s.token
+	role, ok := g.snapshot.Load().p.Role(tok.SessionRole)
+	if !ok || (role.Sessions.MaxLive == 0 && role.Sessions.PerMinute == 0) {
+		return nil // an unknown role is refused when the surface opens
+	}
+	k := roleTenant{role.ID, tok.Tenant}
+	if n, limit := g.perRole[k], role.Sessions.MaxLive; limit > 0 && n >= limit {
+		return fmt.Errorf("tenant %s already holds %d live sessions of role %s, the role's cap (sessions.maxLive)", tok.Tenant, n, role.ID)
+	}
+	now := g.o.Now()
+	recent := g.opened[k]
+	for len(recent) > 0 && !recent[0].After(now.Add(-time.Minute)) {
+		recent = recent[1:]
+	}
+	if limit := role.Sessions.PerMinute; limit > 0 && len(recent) >= limit {
+		g.opened[k] = recent
+		return fmt.Errorf("tenant %s opened %d sessions of role %s in the last minute, the role's rate (sessions.perMinute); the next may open in %s",
+			tok.Tenant, len(recent), role.ID, recent[0].Add(time.Minute).Sub(now).Round(time.Second))
+	}
+	if role.Sessions.PerMinute > 0 {
+		g.opened[k] = append(recent, now)
+	}
+	g.perRole[k]++
+	s.role = k
 	return nil
 }
 
@@ -167,5 +203,11 @@ func (g *Gateway) release(s *session) {
 	}
 	if g.perTenant[tok.Tenant]--; g.perTenant[tok.Tenant] <= 0 {
 		delete(g.perTenant, tok.Tenant)
+	}
+	if s.role != (roleTenant{}) {
+		if g.perRole[s.role]--; g.perRole[s.role] <= 0 {
+			delete(g.perRole, s.role)
+		}
+		s.role = roleTenant{}
 	}
 }

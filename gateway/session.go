@@ -65,6 +65,8 @@ type session struct {
 	stop context.CancelCauseFunc
 	// counted: the session counts toward its token's and tenant's caps (under g.mu).
 	counted bool
+	// role is the role and tenant admitRole counted the session under (zero: none).
+	role roleTenant
 }
 
 // An entry is one tool a session lists: Warden's own, or an upstream's.

@@ -59,7 +59,7 @@ func (c *tokenCache) lookup(ctx context.Context, store auth.Store, hash string) 
 	gen := c.gen
 	c.mu.Unlock()
 	now := time.Now()
-	if ok && now.Before(e.until) {
+	if ok && now.Before(e.until) && !e.tok.Expired(now) {
 		tok := e.tok
 		return &tok, nil
 	}

@@ -257,13 +257,14 @@ func tsRunIn(dir, url, token string, steps ...step) ([]result, error) {
 	return got.Steps, nil
 }
 
-// The first-run path: `warden serve` with no arguments, a token from `warden token create`, and
+// The first-run path: `warden serve` with no arguments, a token from `warden token create
+// --create` (made before serve, so it makes the store), and
 // the TypeScript SDK client lists exactly the person surface, calls a tool, and a call that
 // needs a person waits until one answers it through the REST API.
 func TestTypeScriptClientOnTheFirstRun(t *testing.T) {
 	peers(t)
 	dir := t.TempDir()
-	out := wardenCmd(t, dir, "token", "create", "--tenant", "default", "--role", "person")
+	out := wardenCmd(t, dir, "token", "create", "--create", "--tenant", "default", "--role", "person")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	token := lines[len(lines)-1]
 	s := serve(t, dir, nil)

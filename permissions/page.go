@@ -263,6 +263,9 @@ func (pg *page) role(r *policy.Role) {
 	if inv := invariantsText(r.Invariants); inv != "" {
 		pg.f("- Invariants, checked when a session starts (a session that would break one is refused): %s\n", inv)
 	}
+	if rs := r.Sessions; rs != (policy.RoleSessions{}) {
+		pg.f("- Sessions per tenant: %s (counted by each warden process)\n", roleSessionsText(rs))
+	}
 	if r.Limits != nil {
 		pg.f("- Limits: %s\n", limitsText(*r.Limits))
 	}
@@ -597,13 +600,24 @@ func (pg *page) tenants() {
 }
 
 func (pg *page) harnesses() {
-	pg.f("## Harnesses\n\n| Harness | Exists when | Built-in tools | Roles |\n|---|---|---|---|\n")
+	pg.f("## Harnesses\n\n| Harness | Exists when | Built-in tools | Roles | Each session |\n|---|---|---|---|---|\n")
 	for h := range pg.p.Harnesses() {
 		roles := "any"
 		if h.Roles != nil {
 			roles = strings.Join(h.Roles, ", ")
 		}
-		pg.f("| %s | %s | %s | %s |\n", h.ID, code(h.When.String()), yesNo(h.Builtins), roles)
+		var caps []string
+		if h.SessionBudgetUsd > 0 {
+			caps = append(caps, fmt.Sprintf("$%g", h.SessionBudgetUsd))
+		}
+		if h.MaxModelCalls > 0 {
+			caps = append(caps, fmt.Sprintf("%d model calls", h.MaxModelCalls))
+		}
+		limit := "no cap"
+		if len(caps) > 0 {
+			limit = strings.Join(caps, ", ")
+		}
+		pg.f("| %s | %s | %s | %s | %s |\n", h.ID, code(h.When.String()), yesNo(h.Builtins), roles, limit)
 	}
 	pg.f("\n")
 }
@@ -687,8 +701,12 @@ func invariantsText(inv policy.Invariants) string {
 }
 
 func limitsText(l policy.Limits) string {
-	return fmt.Sprintf("$%g per run, %d turns, %d at a time, delegation depth %d, %d attempt(s)",
+	s := fmt.Sprintf("$%g per run, %d turns, %d at a time, delegation depth %d, %d attempt(s)",
 		l.RunBudgetUsd, l.MaxTurns, l.MaxConcurrentRuns, l.MaxDelegationDepth, l.MaxAttempts)
+	if l.DailyBudgetUsd > 0 {
+		s += fmt.Sprintf(", $%g a day per tenant (none starts at the cap, or when the day's spend cannot be read)", l.DailyBudgetUsd)
+	}
+	return s
 }
 
 func selectorsText(sels []policy.Selector) string {
@@ -746,4 +764,16 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// roleSessionsText is a role's caps on its sessions in a tenant, in words.
+func roleSessionsText(rs policy.RoleSessions) string {
+	var parts []string
+	if rs.MaxLive > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d live", rs.MaxLive))
+	}
+	if rs.PerMinute > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d opened in any minute", rs.PerMinute))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -228,6 +228,29 @@ func lower(vals []string) []string {
 
 // ---- harnesses and skills
 
+// harnessLimits checks a harness's caps on each session.
+func (c *compiler) harnessLimits(hc *HarnessConfig) (budget float64, calls int) {
+	l := hc.Limits
+	if l == nil {
+		return 0, 0
+	}
+	if v := l.SessionBudgetUsd; v != nil {
+		if !(*v > 0) {
+			c.errorf(l.At("sessionBudgetUsd"), "harness %s: limits.sessionBudgetUsd must be above zero (leave it out for no cap), not %v", hc.ID, *v)
+		} else {
+			budget = *v
+		}
+	}
+	if v := l.MaxModelCalls; v != nil {
+		if *v < 1 {
+			c.errorf(l.At("maxModelCalls"), "harness %s: limits.maxModelCalls must be at least 1 (leave it out for no cap), not %d", hc.ID, *v)
+		} else {
+			calls = *v
+		}
+	}
+	return budget, calls
+}
+
 func (c *compiler) compileHarnesses() {
 	p := c.pol
 	def := &Harness{ID: DefaultHarness, Builtins: true,
@@ -240,6 +263,7 @@ func (c *compiler) compileHarnesses() {
 			continue
 		}
 		builtins := hc.Builtins == nil || *hc.Builtins
+		budget, calls := c.harnessLimits(hc)
 		if hc.ID == DefaultHarness {
 			if hc.Has("when") || hc.Has("roles") {
 				c.errorf(hc.Pos, "the default harness always exists for every role: it takes no when or roles")
@@ -248,13 +272,15 @@ func (c *compiler) compileHarnesses() {
 				def.Description = hc.Description
 			}
 			def.Builtins, def.Pos = builtins, hc.Pos
+			def.SessionBudgetUsd, def.MaxModelCalls = budget, calls
 			continue
 		}
 		if _, dup := p.harnessIdx[hc.ID]; dup {
 			c.errorf(hc.At("id"), "harness %q is declared twice", hc.ID)
 			continue
 		}
-		h := &Harness{ID: hc.ID, Description: hc.Description, Index: len(p.harnesses), Builtins: builtins, Pos: hc.Pos}
+		h := &Harness{ID: hc.ID, Description: hc.Description, Index: len(p.harnesses), Builtins: builtins, Pos: hc.Pos,
+			SessionBudgetUsd: budget, MaxModelCalls: calls}
 		p.harnessIdx[h.ID] = h.Index
 		p.harnesses = append(p.harnesses, h)
 	}
@@ -352,6 +378,9 @@ func mergeLimits(l Limits, lc *LimitsConfig) Limits {
 	if lc.RunBudgetUsd != nil {
 		l.RunBudgetUsd = *lc.RunBudgetUsd
 	}
+	if lc.DailyBudgetUsd != nil {
+		l.DailyBudgetUsd = *lc.DailyBudgetUsd
+	}
 	if lc.MaxTurns != nil {
 		l.MaxTurns = *lc.MaxTurns
 	}
@@ -371,6 +400,9 @@ func mergeLimits(l Limits, lc *LimitsConfig) Limits {
 func (c *compiler) checkLimits(lc *LimitsConfig, what string) {
 	if lc.RunBudgetUsd != nil && !(*lc.RunBudgetUsd > 0) {
 		c.errorf(lc.At("runBudgetUsd"), "%s: runBudgetUsd must be above zero, not %v", what, *lc.RunBudgetUsd)
+	}
+	if lc.DailyBudgetUsd != nil && !(*lc.DailyBudgetUsd > 0) {
+		c.errorf(lc.At("dailyBudgetUsd"), "%s: dailyBudgetUsd must be above zero (leave it out for no daily cap), not %v", what, *lc.DailyBudgetUsd)
 	}
 	for _, f := range []struct {
 		key string

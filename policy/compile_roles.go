@@ -143,6 +143,7 @@ func (c *compiler) standardRole(std standardRole, rc *RoleConfig) *Role {
 	set1.Or(set2)
 	r.Invariants.Forbid, r.Invariants.Forbidden = append(std1, std2...), set1
 	r.Limits = c.roleLimits(rc, r.Invariants)
+	r.Sessions = c.roleSessions(rc)
 	c.checkCeilingInvariants(r, rc)
 	return r
 }
@@ -180,6 +181,7 @@ func (c *compiler) newRole(rc *RoleConfig) *Role {
 		r.Invariants.Forbidden = c.pol.NewToolSet()
 	}
 	r.Limits = c.roleLimits(rc, r.Invariants)
+	r.Sessions = c.roleSessions(rc)
 	c.checkCeilingInvariants(r, rc)
 	return r
 }
@@ -243,6 +245,30 @@ func (c *compiler) roleLimits(rc *RoleConfig, inv Invariants) *Limits {
 		c.errorf(rc.Limits.At("maxDelegationDepth"), "role %s may not delegate, but its limits allow maxDelegationDepth %d", rc.ID, l.MaxDelegationDepth)
 	}
 	return &l
+}
+
+// roleSessions compiles a role's caps on its sessions per tenant.
+func (c *compiler) roleSessions(rc *RoleConfig) RoleSessions {
+	var rs RoleSessions
+	sc := rc.Sessions
+	if sc == nil {
+		return rs
+	}
+	for _, f := range []struct {
+		key string
+		v   *int
+		to  *int
+	}{{"maxLive", sc.MaxLive, &rs.MaxLive}, {"perMinute", sc.PerMinute, &rs.PerMinute}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 0 {
+			c.errorf(sc.At(f.key), "role %s: sessions.%s must be 0 (no cap) or more, not %d", rc.ID, f.key, *f.v)
+			continue
+		}
+		*f.to = *f.v
+	}
+	return rs
 }
 
 // checkCeilingInvariants reports a ceiling that its own role's invariants forbid: the session

@@ -456,8 +456,11 @@ func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {
 	default:
 		c.errorf(gc.At("withoutApprovals"), "%s: withoutApprovals must be allow or absent, not %q", t.Name, gc.WithoutApprovals)
 	}
+	if gc.Has("effects") {
+		c.compileGateEffects(t, gc, g)
+	}
 	if !gc.Approval {
-		for _, k := range []string{"withoutChannel", "withoutApprovals"} {
+		for _, k := range []string{"withoutChannel", "withoutApprovals", "effects"} {
 			if gc.Has(k) {
 				c.errorf(gc.At(k), "%s: %s applies only to a gate with approval: true", t.Name, k)
 			}
@@ -478,6 +481,37 @@ func (c *compiler) compileGate(t *Tool, gc *GateConfig) *Gate {
 		c.errorf(gc.Pos, "%s: the gate neither asks for approval nor requires a switch", t.Name)
 	}
 	return g
+}
+
+// noPathKinds are the built-in kinds whose calls touch no path (docs/review.md).
+var noPathKinds = []string{"net_fetch", "net_search", kindAllowHost}
+
+// pathOps are the effects a call's review finds on paths: what a gate's effects may name.
+var pathOps = []Effect{EffectRead, EffectWrite, EffectDelete, EffectExecute, EffectDelegate}
+
+// compileGateEffects narrows a built-in's approval to calls with some effects. A connector
+// call has no path effects, so there a narrowed gate would never ask: refused, never guessed.
+func (c *compiler) compileGateEffects(t *Tool, gc *GateConfig, g *Gate) {
+	at := gc.At("effects")
+	if t.Server.Kind != KindBuiltin {
+		c.errorf(at, "%s: gate effects applies only to built-ins (a connector call has no path effects to match)", t.Name)
+		return
+	}
+	if slices.Contains(noPathKinds, t.Kind) {
+		c.errorf(at, "%s: gate effects: a %s call has no path effects, so the gate would never ask", t.Name, t.Kind)
+		return
+	}
+	if len(gc.Effects) == 0 {
+		c.errorf(at, "%s: gate effects is empty: leave it out to ask before every call", t.Name)
+		return
+	}
+	for _, e := range gc.Effects {
+		if !slices.Contains(pathOps, e) {
+			c.errorf(at, "%s: gate effects: a call's review never finds %s; it finds %s", t.Name, e, joinEffects(pathOps))
+			return
+		}
+	}
+	g.Effects = slices.Clone(gc.Effects)
 }
 
 // kindAllowHost is the native kind whose tools ask a person to let the sandbox reach a host

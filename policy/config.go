@@ -87,6 +87,18 @@ type HarnessConfig struct {
 	Builtins *bool `yaml:"builtins"`
 	// Roles, when set, are the only roles that may run on the harness.
 	Roles []Name `yaml:"roles"`
+	// Limits cap each session on the harness, whatever its role or profile.
+	Limits *HarnessLimitsConfig `yaml:"limits"`
+}
+
+// HarnessLimitsConfig caps each session on a harness. Unset is no cap.
+type HarnessLimitsConfig struct {
+	Node `yaml:"-"`
+
+	// SessionBudgetUsd caps the model dollars one session reports.
+	SessionBudgetUsd *float64 `yaml:"sessionBudgetUsd"`
+	// MaxModelCalls caps the model calls (turns) one session reports.
+	MaxModelCalls *int `yaml:"maxModelCalls"`
 }
 
 // SwitchConfig declares an operator switch: an environment variable and its truth rule.
@@ -265,6 +277,9 @@ type GateConfig struct {
 	Requires Name `yaml:"requires"`
 	// Note says which calls the gate covers when that is narrower than every call.
 	Note string `yaml:"note"`
+	// Effects (built-ins only) narrows the approval to calls whose review finds an effect of
+	// one of these operations (a delete, say): other calls are not asked.
+	Effects []Effect `yaml:"effects"`
 }
 
 // WithheldConfig records something a server deliberately does not build.
@@ -343,6 +358,9 @@ type RoleConfig struct {
 	Invariants *InvariantsConfig `yaml:"invariants"`
 	// Limits apply to sessions of the role that run no profile.
 	Limits *LimitsConfig `yaml:"limits"`
+	// Sessions caps the role's sessions in each tenant: how many may be live at once, and how
+	// many may open in a minute (an inbound role a stranger starts, say).
+	Sessions *RoleSessionsConfig `yaml:"sessions"`
 }
 
 // InvariantsConfig is what a role's sessions must never hold.
@@ -359,11 +377,23 @@ type InvariantsConfig struct {
 	Forbid []Name `yaml:"forbid"`
 }
 
+// RoleSessionsConfig caps a role's sessions per tenant. Unset is no cap.
+type RoleSessionsConfig struct {
+	Node `yaml:"-"`
+
+	// MaxLive caps the role's live sessions in one tenant.
+	MaxLive *int `yaml:"maxLive"`
+	// PerMinute caps how many of the role's sessions one tenant may open in any minute.
+	PerMinute *int `yaml:"perMinute"`
+}
+
 // LimitsConfig are a run's limits. Unset fields take the policy's default limits.
 type LimitsConfig struct {
 	Node `yaml:"-"`
 
-	RunBudgetUsd       *float64 `yaml:"runBudgetUsd"`
+	RunBudgetUsd *float64 `yaml:"runBudgetUsd"`
+	// DailyBudgetUsd caps what the profile's runs in one tenant spend on models in a UTC day.
+	DailyBudgetUsd     *float64 `yaml:"dailyBudgetUsd"`
 	MaxTurns           *int     `yaml:"maxTurns"`
 	MaxConcurrentRuns  *int     `yaml:"maxConcurrentRuns"`
 	MaxDelegationDepth *int     `yaml:"maxDelegationDepth"`

@@ -129,7 +129,7 @@ func TestEgressCardsOfTheExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	card, ok := p.Tool("sandbox_allow_host")
-	if !ok || card.Gate == nil || *card.Gate != fixedEgressGate || !p.EgressCards().Has(card.Index) || p.EgressCards().Len() != 1 {
+	if !ok || card.Gate == nil || !cmp.Equal(*card.Gate, fixedEgressGate) || !p.EgressCards().Has(card.Index) || p.EgressCards().Len() != 1 {
 		t.Errorf("the quickstart's sandbox_allow_host: %+v", card)
 	}
 

@@ -282,7 +282,7 @@ profiles:
 	{
 		name: "unknown field in limits",
 		give: "limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1, maxDepth: 1}\n",
-		want: []string{`1:62: unknown field "maxDepth" in the limits; known fields are maxAttempts, maxConcurrentRuns, maxDelegationDepth, maxTurns, runBudgetUsd`},
+		want: []string{`1:62: unknown field "maxDepth" in the limits; known fields are dailyBudgetUsd, maxAttempts, maxConcurrentRuns, maxDelegationDepth, maxTurns, runBudgetUsd`},
 	},
 	{
 		name: "unknown field in a connection",
@@ -839,6 +839,42 @@ servers:
 		name: "gate with an unknown withoutApprovals",
 		give: "connectors:\n  - id: shop\n    effect: write\n    tools:\n      - {name: mcp__shop__update, gate: {approval: true, withoutApprovals: deny}}\n",
 		want: []string{`5:76: mcp__shop__update: withoutApprovals must be allow or absent, not "deny"`},
+	},
+	{
+		name: "harness limits out of range",
+		give: "harnesses:\n  - {id: loop, limits: {sessionBudgetUsd: 0, maxModelCalls: 0}}\n",
+		want: []string{
+			`2:43: harness loop: limits.sessionBudgetUsd must be above zero (leave it out for no cap), not 0`,
+			`2:61: harness loop: limits.maxModelCalls must be at least 1 (leave it out for no cap), not 0`,
+		},
+	},
+	{
+		name: "a daily budget of 0",
+		give: "limits: {runBudgetUsd: 1, maxTurns: 5, maxConcurrentRuns: 1, dailyBudgetUsd: 0}\n",
+		want: []string{`1:78: the default limits: dailyBudgetUsd must be above zero (leave it out for no daily cap), not 0`},
+	},
+	{
+		name: "a role's session caps below 0",
+		give: "roles:\n  - id: inbound\n    sessions: {maxLive: -1, perMinute: -5}\n",
+		want: []string{
+			`3:25: role inbound: sessions.maxLive must be 0 (no cap) or more, not -1`,
+			`3:40: role inbound: sessions.perMinute must be 0 (no cap) or more, not -5`,
+		},
+	},
+	{
+		name: "gate effects on a connector tool",
+		give: "connectors:\n  - id: shop\n    effect: write\n    tools:\n      - {name: mcp__shop__update, gate: {approval: true, effects: [delete]}}\n",
+		want: []string{`5:67: mcp__shop__update: gate effects applies only to built-ins (a connector call has no path effects to match)`},
+	},
+	{
+		name: "gate effects on built-ins that touch no path, empty, or not found by review",
+		give: "builtins:\n  - {name: net_fetch, gate: {approval: true, effects: [read]}}\n  - {name: files_delete, gate: {approval: true, effects: []}}\n  - {name: files_write, gate: {approval: true, effects: [send]}}\n  - {name: shell_exec, gate: {requires: REQUIRE_WRITE_APPROVAL, effects: [delete]}}\n",
+		want: []string{
+			`2:55: net_fetch: gate effects: a net_fetch call has no path effects, so the gate would never ask`,
+			`3:58: files_delete: gate effects is empty: leave it out to ask before every call`,
+			`4:57: files_write: gate effects: a call's review never finds send; it finds read, write, delete, execute, delegate`,
+			`5:74: shell_exec: effects applies only to a gate with approval: true`,
+		},
 	},
 	{
 		name: "gate that does not ask, with withoutChannel",

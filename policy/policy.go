@@ -476,6 +476,9 @@ type Gate struct {
 	Requires *Switch
 	// Note says which calls the gate covers when narrower than every call.
 	Note string
+	// Effects, when set, narrows Approval to the calls whose review finds an effect of one of
+	// these operations (read, write, delete, execute, delegate); other calls are not asked.
+	Effects []Effect
 }
 
 // Harness is a runtime that sessions run on.
@@ -487,7 +490,12 @@ type Harness struct {
 	Builtins bool
 	// Roles, when non-nil, are the only role ids that may run on the harness.
 	Roles []string
-	Pos   Pos
+	// SessionBudgetUsd and MaxModelCalls cap each session on the harness, as its harness
+	// reports them through the usage path (0: no cap); counted by the process serving the
+	// session, on top of any run's limits.
+	SessionBudgetUsd float64
+	MaxModelCalls    int
+	Pos              Pos
 }
 
 // Allows reports whether a role may run on the harness.
@@ -573,7 +581,9 @@ type Role struct {
 	Invariants Invariants
 	// Limits apply to sessions that run no profile (nil: none declared).
 	Limits *Limits
-	Pos    Pos
+	// Sessions caps the role's sessions in each tenant.
+	Sessions RoleSessions
+	Pos      Pos
 
 	credSet Bitset // servers the role may be handed credentials for (CredentialsList)
 }
@@ -604,11 +614,23 @@ type Invariants struct {
 
 // Limits are a run's limits.
 type Limits struct {
-	RunBudgetUsd       float64 `json:"runBudgetUsd,omitempty"`
+	RunBudgetUsd float64 `json:"runBudgetUsd,omitempty"`
+	// DailyBudgetUsd caps the model dollars of the profile's runs in one tenant in a UTC day
+	// (0: none): no run starts at the cap, or when the day's spend cannot be read.
+	DailyBudgetUsd     float64 `json:"dailyBudgetUsd,omitempty"`
 	MaxTurns           int     `json:"maxTurns,omitempty"`
 	MaxConcurrentRuns  int     `json:"maxConcurrentRuns,omitempty"`
 	MaxDelegationDepth int     `json:"maxDelegationDepth"`
 	MaxAttempts        int     `json:"maxAttempts,omitempty"`
+}
+
+// RoleSessions caps a role's sessions in each tenant; 0 is no cap. The gateway counts them per
+// process: several instances sharing a store each allow the figures.
+type RoleSessions struct {
+	// MaxLive: live sessions of the role in one tenant at once.
+	MaxLive int
+	// PerMinute: sessions of the role one tenant may open in any 60 seconds.
+	PerMinute int
 }
 
 // Profile is a saved coworker.

@@ -23,6 +23,7 @@ package review
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/wardenhq/warden/action"
@@ -171,7 +172,7 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 		v.block(Blocker{Code: CodeUnknownEffect, Detail: detail, Decision: verdict.Ask})
 	}
 	checkConstraints(&v, sf, t, args)
-	checkGate(&v, sf, tool)
+	checkGate(&v, sf, tool, a.Effects)
 	v.Decision = decide(v.Blockers, sf)
 	if v.Decision == verdict.Deny && hasAskOnly(v.Blockers) {
 		v.block(Blocker{Code: verdict.NoApprovalChannel, Decision: verdict.Deny,
@@ -355,8 +356,21 @@ func activation(sf *surface.Surface, args map[string]any) policy.Activation {
 	return policy.Activation{Args: args, Session: session, Switches: switches}
 }
 
-func checkGate(v *Verdict, sf *surface.Surface, tool string) {
+func checkGate(v *Verdict, sf *surface.Surface, tool string, effects []action.Effect) {
 	g := sf.Gate(tool)
+	if len(g.Effects) > 0 && (g.Code == verdict.ApprovalRequired || g.Code == verdict.NoApprovalChannel) {
+		found := func(e policy.Effect) bool {
+			return slices.ContainsFunc(effects, func(f action.Effect) bool { return string(f.Op) == string(e) })
+		}
+		if !slices.ContainsFunc(g.Effects, found) {
+			return // the approval covers only calls with those effects, and review found none
+		}
+		if g.Code == verdict.ApprovalRequired {
+			g.Reason = fmt.Sprintf("it asks a person before each call that would %s while approvals are on", joinOps(g.Effects))
+		} else {
+			g.Reason += fmt.Sprintf(" for a call that would %s", joinOps(g.Effects))
+		}
+	}
 	switch g.Code {
 	case "":
 	case verdict.ApprovalRequired:
@@ -376,4 +390,13 @@ func (v *Verdict) Summary() string {
 		codes[i] = string(b.Code)
 	}
 	return v.Decision.String() + ": " + strings.Join(codes, ", ")
+}
+
+// joinOps is "delete" or "write or delete".
+func joinOps(es []policy.Effect) string {
+	s := make([]string, len(es))
+	for i, e := range es {
+		s[i] = string(e)
+	}
+	return strings.Join(s, " or ")
 }

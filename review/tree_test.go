@@ -36,7 +36,7 @@ func TestRecursiveEffectsLookAtTheTree(t *testing.T) {
 		{"cp -r clean clean2", verdict.Allow},
 		{"chmod -R u+w clean", verdict.Allow},
 		{"grep -r x link", verdict.Deny}, // link is the secret
-		{"rm -r linked", verdict.Allow},  // rm -r removes the link, not what it reaches
+		{"rm -r linked", verdict.Ask},    // rm -r removes the link, not what it reaches: no hard block, only the quickstart's gate on deletes
 		{"grep -r x missing", verdict.Allow},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,8 @@ type TokenJSON struct {
 	Profile string     `json:"profile,omitempty"`
 	Created time.Time  `json:"created"`
 	Revoked *time.Time `json:"revoked,omitempty"`
+	// Expires is when the token stops being good; absent, never.
+	Expires *time.Time `json:"expires,omitempty"`
 	// Secret is set once, in the answer to the POST that created the token.
 	Secret string `json:"secret,omitempty"`
 }
@@ -40,6 +42,10 @@ func ToTokenJSON(t *auth.Token) TokenJSON {
 	if !t.Revoked.IsZero() {
 		r := t.Revoked
 		j.Revoked = &r
+	}
+	if !t.Expires.IsZero() {
+		e := t.Expires
+		j.Expires = &e
 	}
 	return j
 }

@@ -23,12 +23,13 @@ func ExampleOpen() {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s holds %d tools, first %v\n", s.Role().ID, s.Len(), s.Tools()[:4])
-	fmt.Println("Bash:", s.Has("Bash"), s.Gate("Bash").Decision)
+	g := s.Gate("Bash")
+	fmt.Println("Bash:", s.Has("Bash"), g.Decision, "for calls that", g.Effects)
 
 	e := s.Explain("NotebookEdit")
 	fmt.Printf("NotebookEdit: given=%v, removed by %s: %s\n", e.Given, e.Filter, e.Reason)
 	// Output:
 	// person holds 22 tools, first [files_read files_list files_find files_search]
-	// Bash: true allow
+	// Bash: true ask for calls that [delete]
 	// NotebookEdit: given=false, removed by registration: not a tool of this policy
 }

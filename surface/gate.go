@@ -20,6 +20,9 @@ type GateResult struct {
 	Billing *policy.Billing
 	// Note says which calls the gate covers, when narrower than every call.
 	Note string
+	// Effects, when set, narrows an approval to the calls whose review finds an effect of one
+	// of these operations: review judges each call.
+	Effects []policy.Effect
 }
 
 // Gate returns the static gate of the named tool for this session. A tool outside the surface
@@ -38,7 +41,7 @@ func (s *Surface) Gate(name string) GateResult {
 		res.Decision, res.Reason = verdict.Allow, "no gate"
 		return res
 	}
-	res.Note = g.Note
+	res.Note, res.Effects = g.Note, g.Effects
 	if g.Requires != nil {
 		if st := s.stateOf(g.Requires); !st.On {
 			res.Code = verdict.SwitchOff

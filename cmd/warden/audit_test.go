@@ -1,7 +1,6 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -10,7 +9,7 @@ import (
 // and, for --kind and --decision, the values it may take: an unknown kind used to print
 // nothing, which read as "there are no such events".
 func TestAuditRefusesBadFilters(t *testing.T) {
-	db := filepath.Join(t.TempDir(), "w.db")
+	db := newStoreFile(t)
 	for _, tt := range []struct {
 		args []string
 		want string

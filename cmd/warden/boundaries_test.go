@@ -31,7 +31,7 @@ func TestBoundariesCommands(t *testing.T) {
 	}
 	cfg := filepath.Join(dir, "warden.yaml")
 	writeFile(t, cfg, boundariesPolicy)
-	db := filepath.Join(dir, "w.db")
+	db := newStoreFile(t)
 	good := filepath.Join(dir, "good.json")
 	writeFile(t, good, `{"version":1,"hardBlocks":[{"id":"no-plans","enabled":true,"type":"path","pattern":"**/plans.txt","match":"glob","operations":["read","write"]}]}`)
 	bad := filepath.Join(dir, "bad.json")

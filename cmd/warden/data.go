@@ -93,7 +93,7 @@ warden serve on the same store applies the result to its live sessions.`,
 	}
 	cmd.Flags().BoolVar(&o.prune, "prune", false, "delete stored objects the document does not hold")
 	cmd.Flags().BoolVar(&o.dry, "dry-run", false, "validate only; write nothing")
-	o.store.register(cmd)
+	o.store.registerCreate(cmd)
 	return cmd
 }
 

@@ -134,7 +134,7 @@ boundaries:
 `)
 	bad := filepath.Join(dir, "bad.yaml")
 	writeFile(t, bad, "version: 1\ntenants:\n  - id: initech\nprofiles:\n  - {tenant: initech, id: x, tools: [nope]}\n")
-	_, stderr, code := run(t, "import", bad, "-c", scout, "--db", dbPath)
+	_, stderr, code := run(t, "import", bad, "-c", scout, "--db", dbPath, "--create")
 	if code != 1 || !strings.Contains(stderr, "profile x /tools/0") || !strings.Contains(stderr, "nothing was written") {
 		t.Fatalf("import of a bad document: status %d, stderr:\n%s", code, stderr)
 	}

@@ -77,6 +77,7 @@ store. Logs go to standard error.` + envHelp,
 	cmd.Flags().StringVar(&o.token, "token", "", "the agent token the session runs with (default $WARDEN_TOKEN)")
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
 	o.store.register(cmd)
+	o.store.creates = true
 	o.sandbox.register(cmd)
 	o.logs.register(cmd, "warn")
 	return cmd

@@ -132,7 +132,7 @@ func (s *serveProc) initialize(t *testing.T, token string) (int, string) {
 // instances, the run stayed live for good ("1 live runs of 1").
 func recoveryAfterKill(t *testing.T, storeArgs []string, runEvents func() []*audit.Event) {
 	stdout, stderr, code := run(t, append([]string{"token", "create", "-c", scout, "--tenant", "acme",
-		"--role", "goal_reviewer", "--profile", "goal_reviewer"}, storeArgs...)...)
+		"--role", "goal_reviewer", "--profile", "goal_reviewer", "--create"}, storeArgs...)...)
 	if code != 0 {
 		t.Fatalf("token create: %s", stderr)
 	}

@@ -41,6 +41,7 @@ type serveOptions struct {
 	sandbox     sandboxFlags
 	workspaces  string
 	clientToken bool
+	clientTTL   time.Duration
 	bounds      httpBounds
 	logs        logOptions
 	metricsAddr string
@@ -59,12 +60,17 @@ recorded and protected. Each tenant works in <workspaces>/<tenant>.
 
 On its first start against a store, it creates an admin token, prints it once and keeps only its
 hash; on every start it prints a fresh agent token for tenant default, role person, with a
-ready-to-paste client configuration (--client-token=false to skip). It serves /healthz, /readyz
+ready-to-paste client configuration (--client-token=false to skip); the token expires after
+--client-token-ttl. It serves /healthz, /readyz
 and the REST API under /api/v1 (approvals, standing approvals, the audit trail). SIGHUP reloads
 the policy: every session's tools are computed again, and clients are told when they change.
 SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + envHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.clientToken && o.clientTTL <= 0 {
+				// a banner token that never expires is what this flag exists to end
+				return usagef("%s %s: want a lifetime above 0 (or --client-token=false for no token)", flagOrigin(cmd.Flags(), "client-token-ttl"), o.clientTTL)
+			}
 			p, err := root.load(cmd)
 			if err != nil {
 				return err
@@ -79,7 +85,9 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + e
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, with no token, on this address (for a Prometheus on a private network; on --addr /metrics needs an admin token)")
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
+	cmd.Flags().DurationVar(&o.clientTTL, "client-token-ttl", 24*time.Hour, "how long the token printed by --client-token stays good (each start prints a new one)")
 	o.store.register(cmd)
+	o.store.creates = true
 	o.sandbox.register(cmd)
 	o.bounds.register(cmd)
 	o.logs.register(cmd, "info")
@@ -182,7 +190,7 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	url := "http://" + ln.Addr().String() + "/mcp"
 	banner(out, p, st.env, kind, ln.Addr().String(), st.workspaces, sb)
 	if o.clientToken {
-		if err := clientConfig(ctx, db, out, p, url); err != nil {
+		if err := clientConfig(ctx, db, out, p, url, time.Now().UTC(), o.clientTTL); err != nil {
 			return err
 		}
 	}
@@ -455,7 +463,9 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	fmt.Fprintf(out, "warden: egress %s\n", sb.egressSummary())
 	if !env.ApprovalsOn() {
 		st, _ := env.Switch(policy.SwitchRequireApproval)
-		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked\n", st.Describe())
+		fmt.Fprintf(out, "warden: approvals are OFF (%s): gated calls run unasked: %s\n", st.Describe(), gatedSummary(p))
+	} else {
+		fmt.Fprintf(out, "warden: approvals are on (%s): a person is asked before %s\n", policy.SwitchRequireApproval, gatedSummary(p))
 	}
 	fmt.Fprintf(out, "warden: a pending approval waits %d ms before it denies\n", env.ApprovalTimeoutMS())
 	fmt.Fprintf(out, "warden: hard blocks: %s\n", hardBlocksSummary(p))
@@ -467,11 +477,43 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 	}
 	fmt.Fprintf(out, "warden: listening on http://%s (MCP at /mcp)\n", addr)
 	fmt.Fprintf(out, "warden: console at http://%s/ (sign in with an API token: warden token create --access approver)\n", addr)
+	fmt.Fprintf(out, "warden: approvals: GET http://%s/api/v1/approvals lists the approval cards (an approver, viewer, operator or admin token), POST /api/v1/approvals/{id} answers one (an approver or admin token: warden token create --access approver --tenant T); on this host, warden approvals list|answer\n", addr)
 }
 
-// clientConfig creates a fresh agent token for tenant default, role person, and prints how to
-// connect a client with it.
-func clientConfig(ctx context.Context, db appStore, out io.Writer, p *policy.Policy, url string) error {
+// gatedMax is how many approval-gated tools the banner names before it counts the rest.
+const gatedMax = 12
+
+// gatedSummary names the tools whose calls ask a person while approvals are on, with the calls
+// a narrowed gate covers: "files_delete, shell_exec (calls that delete)".
+func gatedSummary(p *policy.Policy) string {
+	var names []string
+	for t := range p.Tools() {
+		g := t.Gate
+		if g == nil || !g.Approval {
+			continue
+		}
+		name := t.Name
+		if len(g.Effects) > 0 {
+			ops := make([]string, len(g.Effects))
+			for i, e := range g.Effects {
+				ops[i] = string(e)
+			}
+			name += " (calls that " + strings.Join(ops, " or ") + ")"
+		}
+		names = append(names, name)
+	}
+	switch {
+	case len(names) == 0:
+		return "no tool (the policy gates none)"
+	case len(names) > gatedMax:
+		return fmt.Sprintf("%s and %d more (warden surface --role R shows each tool's gate)", strings.Join(names[:gatedMax], ", "), len(names)-gatedMax)
+	}
+	return strings.Join(names, ", ")
+}
+
+// clientConfig creates a fresh agent token for tenant default, role person, good for ttl from
+// now, and prints how to connect a client with it.
+func clientConfig(ctx context.Context, db appStore, out io.Writer, p *policy.Policy, url string, now time.Time, ttl time.Duration) error {
 	if _, ok := p.Tenant("default"); !ok {
 		fmt.Fprintln(out, "warden: the policy has no tenant default: create an agent token with warden token create")
 		return nil
@@ -485,18 +527,18 @@ func clientConfig(ctx context.Context, db appStore, out io.Writer, p *policy.Pol
 		return err
 	}
 	t := &auth.Token{ID: newTokenID(), Hash: hash, Role: auth.RoleAgent, Tenant: "default", SessionRole: "person",
-		Name: "serve banner", Created: time.Now().UTC()}
+		Name: "serve banner", Created: now, Expires: now.Add(ttl)}
 	if err := db.CreateToken(ctx, t); err != nil {
 		return fmt.Errorf("create the client token: %w", err)
 	}
 	cfg, _ := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"warden": map[string]any{
 		"type": "http", "url": url, "headers": map[string]string{"Authorization": "Bearer " + secret}}}}, "", "  ")
-	fmt.Fprintf(out, `warden: connect an MCP client as tenant default, role person (token %s, shown only now):
+	fmt.Fprintf(out, `warden: connect an MCP client as tenant default, role person (token %s, shown only now; it expires in %s, at %s: --client-token-ttl sets how long, warden token create makes others):
   URL:    %s
   Header: Authorization: Bearer %s
   Claude Code (.mcp.json):
 %s
-`, t.ID, url, secret, indent(string(cfg), "  "))
+`, t.ID, ttl, t.Expires.Format(time.RFC3339), url, secret, indent(string(cfg), "  "))
 	return nil
 }
 

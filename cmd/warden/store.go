@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -33,11 +35,22 @@ type appStore interface {
 }
 
 // storeOptions are the flags that choose the store.
+//
+// A command that only reads a store, or adds to one, refuses an SQLite file that does not exist:
+// a typo in --db must not answer from a new, empty store as if it were the real one. Commands
+// whose job may be to start a store register --create (registerCreate); warden serve and warden
+// mcp set creates, as making the store is part of their job.
 type storeOptions struct {
 	db        string
 	postgres  string
 	schema    string
 	heartbeat time.Duration
+	// create is --create: make the SQLite file if it does not exist.
+	create bool
+	// hasCreate says --create was registered, so a refusal may name it.
+	hasCreate bool
+	// creates makes the SQLite file without being asked (serve, mcp).
+	creates bool
 }
 
 func (o *storeOptions) register(cmd *cobra.Command) {
@@ -46,6 +59,13 @@ func (o *storeOptions) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&o.schema, "postgres-schema", "", "the PostgreSQL schema to keep Warden's tables in, created if missing (default: the URL's search_path, else public)")
 	cmd.Flags().DurationVar(&o.heartbeat, "heartbeat", instance.DefaultInterval,
 		fmt.Sprintf("how often this process tells the store it is alive and frees what stopped ones held; one silent for %d heartbeats is taken for dead", instance.StaleBeats))
+}
+
+// registerCreate registers the store flags and --create, for a command that may start a store.
+func (o *storeOptions) registerCreate(cmd *cobra.Command) {
+	o.register(cmd)
+	cmd.Flags().BoolVar(&o.create, "create", false, "make a new SQLite store if the --db file does not exist (otherwise a missing file is refused)")
+	o.hasCreate = true
 }
 
 // keep registers this process as an instance on the store and recovers what stopped ones
@@ -97,9 +117,29 @@ func (o *storeOptions) open(ctx context.Context) (appStore, string, error) {
 	if path == "" {
 		path = defaultDB
 	}
+	if !o.creates && !o.create {
+		if err := o.exists(path); err != nil {
+			return nil, "", err
+		}
+	}
 	db, err := sqlite.Open(ctx, path)
 	if err != nil {
 		return nil, "", err
 	}
 	return db, fmt.Sprintf("sqlite %s", path), nil
+}
+
+// exists refuses an SQLite file that is not there, saying how to make one.
+func (o *storeOptions) exists(path string) error {
+	_, err := os.Stat(path)
+	switch {
+	case err == nil:
+		return nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("store %s: %w", path, err)
+	case o.hasCreate:
+		return fmt.Errorf("no store at %s: give --create to make a new one", path)
+	default:
+		return fmt.Errorf("no store at %s: check --db (warden serve makes a new store)", path)
+	}
 }

@@ -237,14 +237,24 @@ func printSurface(out io.Writer, s *surface.Surface, env *policy.Env) {
 		tw.Flush()
 	}
 	if l, ok := s.Limits(); ok {
-		fmt.Fprintf(out, "\nLIMITS  runBudgetUsd %g · maxTurns %d · maxConcurrentRuns %d · maxDelegationDepth %d · maxAttempts %d\n",
+		fmt.Fprintf(out, "\nLIMITS  runBudgetUsd %g · maxTurns %d · maxConcurrentRuns %d · maxDelegationDepth %d · maxAttempts %d",
 			l.RunBudgetUsd, l.MaxTurns, l.MaxConcurrentRuns, l.MaxDelegationDepth, l.MaxAttempts)
+		if l.DailyBudgetUsd > 0 {
+			fmt.Fprintf(out, " · dailyBudgetUsd %g", l.DailyBudgetUsd)
+		}
+		fmt.Fprintln(out)
 	}
 }
 
 func gateText(g surface.GateResult) string {
 	var parts []string
 	switch {
+	case g.Code == verdict.ApprovalRequired && len(g.Effects) > 0:
+		ops := make([]string, len(g.Effects))
+		for i, e := range g.Effects {
+			ops[i] = string(e)
+		}
+		parts = append(parts, "asks a person for calls that "+strings.Join(ops, " or "))
 	case g.Code == verdict.ApprovalRequired:
 		parts = append(parts, "asks a person")
 	case g.Code != "":

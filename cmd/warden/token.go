@@ -50,26 +50,28 @@ scoped, except admin). The secret is printed once, on the last line.`,
 	f.StringVar(&o.profile, "profile", "", "the profile an agent session runs (default: the role's default profile)")
 	f.StringVar(&o.access, "access", auth.RoleAgent, "what the token may do: agent (an MCP session), admin, operator, approver or viewer")
 	f.StringVar(&o.name, "name", "", "a name for people (who approved a card is recorded by it)")
-	o.store.register(create)
+	o.store.registerCreate(create)
 
+	// list and revoke have options of their own: only create offers --create.
+	lr := &tokenOptions{}
 	var asJSON bool
 	list := &cobra.Command{
 		Use:   "list [--json] [--db FILE | --postgres URL]",
-		Short: "List the tokens: id, name, access, tenant, role, profile, created, revoked (never a secret)",
+		Short: "List the tokens: id, name, access, tenant, role, profile, created, expires, revoked (never a secret)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return o.list(cmd, asJSON)
+			return lr.list(cmd, asJSON)
 		},
 	}
 	list.Flags().BoolVar(&asJSON, "json", false, "print them as JSON")
-	o.store.register(list)
+	lr.store.register(list)
 
 	revoke := &cobra.Command{
 		Use:   "revoke ID [--db FILE | --postgres URL]",
 		Short: "Revoke a token: every server on the store refuses it at once and ends the sessions it opened",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			db, kind, err := o.store.open(cmd.Context())
+			db, kind, err := lr.store.open(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -84,7 +86,7 @@ scoped, except admin). The secret is printed once, on the last line.`,
 			return nil
 		},
 	}
-	o.store.register(revoke)
+	lr.store.register(revoke)
 	cmd.AddCommand(create, list, revoke)
 	return cmd
 }
@@ -111,7 +113,7 @@ func (o *tokenOptions) list(cmd *cobra.Command, asJSON bool) error {
 		return enc.Encode(map[string]any{"tokens": out})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tNAME\tACCESS\tTENANT\tROLE\tPROFILE\tCREATED\tREVOKED")
+	fmt.Fprintln(tw, "ID\tNAME\tACCESS\tTENANT\tROLE\tPROFILE\tCREATED\tEXPIRES\tREVOKED")
 	dash := func(s string) string {
 		if s == "" {
 			return "-"
@@ -123,8 +125,12 @@ func (o *tokenOptions) list(cmd *cobra.Command, asJSON bool) error {
 		if !t.Revoked.IsZero() {
 			revoked = t.Revoked.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, dash(t.Name), t.Role, dash(t.Tenant), dash(t.SessionRole),
-			dash(t.Profile), t.Created.UTC().Format(time.RFC3339), revoked)
+		expires := "-"
+		if !t.Expires.IsZero() {
+			expires = t.Expires.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t.ID, dash(t.Name), t.Role, dash(t.Tenant), dash(t.SessionRole),
+			dash(t.Profile), t.Created.UTC().Format(time.RFC3339), expires, revoked)
 	}
 	return tw.Flush()
 }

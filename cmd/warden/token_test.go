@@ -13,7 +13,7 @@ import (
 // warden token list shows every token but never a secret or its hash; revoke revokes by ID.
 func TestTokenListAndRevoke(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "w.db")
-	out, _, code := run(t, "token", "create", "--db", db, "--tenant", "default", "--role", "person", "--name", "ci agent")
+	out, _, code := run(t, "token", "create", "--db", db, "--create", "--tenant", "default", "--role", "person", "--name", "ci agent")
 	if code != 0 {
 		t.Fatalf("create: status %d: %s", code, out)
 	}

@@ -49,7 +49,13 @@ type usageRig struct {
 
 func newUsageRig(t *testing.T, db appStore, dir string) *usageRig {
 	t.Helper()
-	st, err := newStack(usagePolicy(t), db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)), "")
+	return newUsageRigFor(t, usagePolicy(t), db, dir)
+}
+
+// newUsageRigFor is newUsageRig on another policy.
+func newUsageRigFor(t *testing.T, p *policy.Policy, db appStore, dir string) *usageRig {
+	t.Helper()
+	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,19 +11,19 @@ import (
 	"github.com/wardenhq/warden/auth"
 )
 
-const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, created_ns, revoked, revoked_ns`
+const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, created_ns, revoked, revoked_ns, expires, expires_ns`
 
 func scanToken(row pgx.Row) (*auth.Token, error) {
 	var (
-		t        auth.Token
-		created  time.Time
-		revoked  *time.Time
-		cns, rns int16
+		t                auth.Token
+		created          time.Time
+		revoked, expires *time.Time
+		cns, rns, ens    int16
 	)
-	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &cns, &revoked, &rns); err != nil {
+	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &cns, &revoked, &rns, &expires, &ens); err != nil {
 		return nil, err
 	}
-	t.Created, t.Revoked = fromTS(&created, cns), fromTS(revoked, rns)
+	t.Created, t.Revoked, t.Expires = fromTS(&created, cns), fromTS(revoked, rns), fromTS(expires, ens)
 	return &t, nil
 }
 
@@ -38,13 +38,15 @@ func (db *DB) CreateToken(ctx context.Context, t *auth.Token) error {
 	}
 	created, cns := ts(t.Created)
 	revoked, rns := tsNull(t.Revoked)
+	expires, ens := tsNull(t.Expires)
 	_, err := db.pool.Exec(ctx, `INSERT INTO tokens (`+tokenColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-		t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile, t.Name, created, cns, revoked, rns)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile, t.Name, created, cns, revoked, rns, expires, ens)
 	return db.wrap("create token", err)
 }
 
-// TokenByHash returns the unrevoked token with the hash, or auth.ErrNotFound.
+// TokenByHash returns the good token with the hash (neither revoked nor expired), or
+// auth.ErrNotFound.
 func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error) {
 	t, err := scanToken(db.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE hash = $1 AND revoked IS NULL`, hash))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -52,6 +54,9 @@ func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error)
 	}
 	if err != nil {
 		return nil, db.wrap("token", err)
+	}
+	if t.Expired(time.Now()) {
+		return nil, auth.ErrNotFound
 	}
 	return t, nil
 }

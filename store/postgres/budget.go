@@ -405,3 +405,14 @@ func (db *DB) MonthSpend(ctx context.Context, tenant, month string) (float64, er
 	}
 	return usd, nil
 }
+
+// DaySpend returns the model dollars of a profile's runs in a tenant on a day.
+func (db *DB) DaySpend(ctx context.Context, tenant, profile, day string) (float64, error) {
+	var usd float64
+	err := db.pool.QueryRow(ctx, `SELECT coalesce(sum(model_usd), 0)::float8 FROM runs WHERE tenant = $1 AND profile = $2 AND day = $3`,
+		tenant, profile, day).Scan(&usd)
+	if err != nil {
+		return 0, db.wrap("day spend", err)
+	}
+	return usd, nil
+}

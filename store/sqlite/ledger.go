@@ -358,3 +358,14 @@ func (db *DB) MonthSpend(ctx context.Context, tenant, month string) (float64, er
 	}
 	return usd, nil
 }
+
+// DaySpend returns the model dollars of a profile's runs in a tenant on a day.
+func (db *DB) DaySpend(ctx context.Context, tenant, profile, day string) (float64, error) {
+	var usd float64
+	err := db.r.QueryRowContext(ctx, `SELECT coalesce(sum(model_usd), 0) FROM runs WHERE tenant = ? AND profile = ? AND day = ?`,
+		tenant, profile, day).Scan(&usd)
+	if err != nil {
+		return 0, db.fail("day spend", err)
+	}
+	return usd, nil
+}

@@ -10,14 +10,14 @@ import (
 	"github.com/wardenhq/warden/auth"
 )
 
-const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, revoked`
+const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, revoked, expires`
 
 func scanToken(row scanner) (*auth.Token, error) {
 	var (
-		t                auth.Token
-		created, revoked sql.NullString
+		t                         auth.Token
+		created, revoked, expires sql.NullString
 	)
-	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &revoked); err != nil {
+	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &revoked, &expires); err != nil {
 		return nil, err
 	}
 	var err error
@@ -25,6 +25,9 @@ func scanToken(row scanner) (*auth.Token, error) {
 		return nil, err
 	}
 	if t.Revoked, err = parseTime(revoked); err != nil {
+		return nil, err
+	}
+	if t.Expires, err = parseTime(expires); err != nil {
 		return nil, err
 	}
 	return &t, nil
@@ -41,7 +44,7 @@ func (db *DB) CreateToken(ctx context.Context, t *auth.Token) error {
 	}
 	err := db.write(ctx, func(*sql.Conn) error {
 		_, err := db.ws.createToken.ExecContext(ctx, t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile,
-			t.Name, dbTime(t.Created), dbTime(t.Revoked))
+			t.Name, dbTime(t.Created), dbTime(t.Revoked), dbTime(t.Expires))
 		return err
 	})
 	if err != nil {
@@ -50,7 +53,8 @@ func (db *DB) CreateToken(ctx context.Context, t *auth.Token) error {
 	return nil
 }
 
-// TokenByHash returns the unrevoked token with the hash, or auth.ErrNotFound.
+// TokenByHash returns the good token with the hash (neither revoked nor expired), or
+// auth.ErrNotFound.
 func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error) {
 	t, err := scanToken(db.rs.tokenByHash.QueryRowContext(ctx, hash))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -58,6 +62,9 @@ func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error)
 	}
 	if err != nil {
 		return nil, db.fail("token by hash", err)
+	}
+	if t.Expired(time.Now()) {
+		return nil, auth.ErrNotFound
 	}
 	return t, nil
 }

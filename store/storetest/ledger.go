@@ -699,3 +699,27 @@ func testModelSpend(t *testing.T, o Opener) {
 		t.Errorf("run-2 ModelUsd = %v, want 1 (a refused spend records nothing)", got)
 	}
 }
+
+// testDaySpend: a profile's model dollars in a tenant on a day sum its runs of that day, live
+// and ended, and no other profile's, tenant's or day's.
+func testDaySpend(t *testing.T, o Opener) {
+	s := open(t, o)
+	ctx := t.Context()
+	runs := []*budget.Run{newRun("ds-1"), newRun("ds-2"), newRun("ds-other-profile"), newRun("ds-other-tenant"), newRun("ds-other-day")}
+	runs[2].Profile = "goal_reviewer"
+	runs[3].Tenant = "t2"
+	runs[4].Day = "2026-03-15"
+	for _, r := range runs {
+		mustStart(t, s, r)
+		if _, _, err := s.ModelSpend(ctx, r.Tenant, r.ID, 0.125, "2026-03"); err != nil {
+			t.Fatalf("ModelSpend(%s): %v", r.ID, err)
+		}
+	}
+	mustEnd(t, s, "ds-1")
+	if got, err := s.DaySpend(ctx, "t1", "seo-specialist", day1); err != nil || got != 0.25 {
+		t.Errorf("DaySpend = %v, %v; want 0.25 (two runs, one ended)", got, err)
+	}
+	if got, err := s.DaySpend(ctx, "t1", "nobody", day1); err != nil || got != 0 {
+		t.Errorf("DaySpend of a profile without runs = %v, %v; want 0", got, err)
+	}
+}

@@ -133,6 +133,7 @@ func Run(t *testing.T, o Opener) {
 		{"Ledger/StartRunConcurrency", testStartRunConcurrency},
 		{"Ledger/StartRunMonthlyCap", testStartRunMonthlyCap},
 		{"Ledger/RunStatus", testRunStatus},
+		{"Ledger/DaySpend", testDaySpend},
 		{"Ledger/EndRun", testEndRun},
 		{"Ledger/Reserve", testReserve},
 		{"Ledger/SettleAndRelease", testSettleAndRelease},

@@ -19,6 +19,9 @@ func testTokens(t *testing.T, o Opener) {
 		{ID: "tok-approver", Hash: auth.Hash("wdn_approver"), Role: auth.RoleApprover, Tenant: "t1", Name: "alice", Created: at(time.Second)},
 		{ID: "tok-agent", Hash: auth.Hash("wdn_agent"), Role: auth.RoleAgent, Tenant: "t1", SessionRole: "coworker",
 			Profile: "seo-specialist", Name: "coworker 7", Created: at(2 * time.Second)},
+		// expires in a year from now: good, and its expiry round-trips to the microsecond
+		{ID: "tok-banner", Hash: auth.Hash("wdn_banner"), Role: auth.RoleAgent, Tenant: "default", SessionRole: "person",
+			Name: "banner", Created: at(3 * time.Second), Expires: time.Now().Add(365 * 24 * time.Hour).UTC().Truncate(time.Microsecond)},
 	}
 	for _, tok := range tokens {
 		if err := s.CreateToken(ctx, tok); err != nil {
@@ -49,6 +52,16 @@ func testTokens(t *testing.T, o Opener) {
 	}
 	if _, err := s.TokenByHash(ctx, tokens[2].Hash); err != nil {
 		t.Errorf("another token stopped working: %v", err)
+	}
+	// an expired token is refused as a revoked one is, and still listed
+	expired := &auth.Token{ID: "tok-expired", Hash: auth.Hash("wdn_expired"), Role: auth.RoleAgent, Tenant: "default",
+		SessionRole: "person", Created: at(4 * time.Second), Expires: at(5 * time.Second)}
+	if err := s.CreateToken(ctx, expired); err != nil {
+		t.Fatalf("CreateToken(expired): %v", err)
+	}
+	tokens = append(tokens, expired)
+	if _, err := s.TokenByHash(ctx, expired.Hash); !errors.Is(err, auth.ErrNotFound) {
+		t.Errorf("TokenByHash of an expired token = %v, want ErrNotFound", err)
 	}
 	// the suite's reading: revoking a token that does not exist is ErrNotFound
 	if err := s.RevokeToken(ctx, "tok-404", at(time.Hour)); !errors.Is(err, auth.ErrNotFound) {
