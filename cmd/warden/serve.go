@@ -476,7 +476,7 @@ func banner(out io.Writer, p *policy.Policy, env *policy.Env, store, addr, works
 		fmt.Fprintln(out, "warden: switch:", r)
 	}
 	fmt.Fprintf(out, "warden: listening on http://%s (MCP at /mcp)\n", addr)
-	fmt.Fprintf(out, "warden: console at http://%s/ (sign in with an API token: warden token create --access approver)\n", addr)
+	fmt.Fprintf(out, "warden: console at http://%s/ (sign in with an API token: the admin token printed when the store was made, or one of warden token create --access approver --tenant default)\n", addr)
 	fmt.Fprintf(out, "warden: approvals: GET http://%s/api/v1/approvals lists the approval cards (an approver, viewer, operator or admin token), POST /api/v1/approvals/{id} answers one (an approver or admin token: warden token create --access approver --tenant T); on this host, warden approvals list|answer\n", addr)
 }
 
