@@ -1,7 +1,9 @@
 package console_test
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -9,6 +11,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -37,7 +40,7 @@ func newRig(t *testing.T) *rig {
 	}
 	t.Cleanup(func() { db.Close() })
 	r := &rig{t: t, clock: clock.NewFake(time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)), tokens: map[string]string{}}
-	o := server.Options{Store: db, Broker: approval.NewBroker(approval.Options{Store: db})}
+	o := server.Options{Store: db, Broker: approval.NewBroker(approval.Options{Store: db}), Cards: &server.CardFeed{}}
 	api := server.New(o)
 	c, err := console.New(console.Options{API: api, Clock: r.clock})
 	if err != nil {
@@ -277,5 +280,58 @@ func TestPagesOfferWhatTheRoleMay(t *testing.T) {
 		if strings.Contains(inbox, link) {
 			t.Errorf("an approver is offered %s, which the API refuses it", link)
 		}
+	}
+}
+
+// openStream opens the inbox's event stream in a browser and returns its body, past the
+// first line.
+func (r *rig) openStream(b *http.Client) io.ReadCloser {
+	r.t.Helper()
+	resp, err := b.Get(r.srv.URL + console.EventsPath)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		r.t.Fatalf("the event stream: %d", resp.StatusCode)
+	}
+	if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil {
+		r.t.Fatal(err)
+	}
+	return resp.Body
+}
+
+// ends reports whether a stream's body ends (not a test of timing: a stream that never ends
+// holds the test until its deadline, which fails it).
+func ends(body io.ReadCloser) bool {
+	defer body.Close()
+	_, err := io.Copy(io.Discard, body)
+	return err == nil || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// TestStreamEndsWithItsSession: the inbox's event stream ends when its session does: signed
+// out, or idle past the bound.
+func TestStreamEndsWithItsSession(t *testing.T) {
+	r := newRig(t)
+	b := r.browser()
+	r.signIn(b, r.tokens["viewer"])
+	body := r.openStream(b)
+	_, _, csrf := r.page(b, "/inbox")
+	if resp := r.post(b, "/signout", url.Values{"csrf": {csrf}}, r.srv.URL); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("sign out: %d", resp.StatusCode)
+	}
+	if !ends(body) {
+		t.Error("the stream did not end with its session's sign-out")
+	}
+
+	b = r.browser()
+	r.signIn(b, r.tokens["viewer"])
+	before := r.clock.Waiters()
+	body = r.openStream(b)
+	for r.clock.Waiters() <= before { // the stream's watch of its session is waiting
+		runtime.Gosched()
+	}
+	r.clock.Advance(31 * time.Minute)
+	if !ends(body) {
+		t.Error("the stream did not end when its session idled out")
 	}
 }

@@ -226,7 +226,9 @@ func (c *Console) answer(w http.ResponseWriter, r *http.Request, s *session) {
 
 // events relays the API's event stream of cards to the inbox page's script.
 func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) {
-	req, err := http.NewRequestWithContext(r.Context(), "GET", "/api/v1/approvals/events", http.NoBody)
+	ctx, cancel := c.sessions.hold(r.Context(), s)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", "/api/v1/approvals/events", http.NoBody)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return

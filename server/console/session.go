@@ -1,6 +1,7 @@
 package console
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/base64"
@@ -27,6 +28,17 @@ type session struct {
 	// sign-in: what the pages offer. The API decides what is allowed, whatever a page offers.
 	role          string
 	created, seen time.Time
+	// ended is closed when the session ends (signed out, expired, or evicted at the bound),
+	// so that what it holds open (the inbox's event stream) ends with it.
+	ended chan struct{}
+}
+
+// drop removes a session from the map and ends it; s.mu is held.
+func (s *sessions) drop(ss *session) {
+	if s.byID[ss.id] == ss {
+		delete(s.byID, ss.id)
+		close(ss.ended)
+	}
 }
 
 // sessionView is what a page shows of its session.
@@ -74,12 +86,13 @@ func randomToken() string {
 // unused longest ends to make room.
 func (s *sessions) create(secret, name, tenant, role string) *session {
 	now := s.clock.Now()
-	ss := &session{id: randomToken(), secret: secret, csrf: randomToken(), name: name, tenant: tenant, role: role, created: now, seen: now}
+	ss := &session{id: randomToken(), secret: secret, csrf: randomToken(), name: name, tenant: tenant, role: role, created: now, seen: now,
+		ended: make(chan struct{})}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for id, o := range s.byID {
+	for _, o := range s.byID {
 		if s.expired(o, now) {
-			delete(s.byID, id)
+			s.drop(o)
 		}
 	}
 	for len(s.byID) >= s.maxSessions {
@@ -89,7 +102,7 @@ func (s *sessions) create(secret, name, tenant, role string) *session {
 				oldest = o
 			}
 		}
-		delete(s.byID, oldest.id)
+		s.drop(oldest)
 	}
 	s.byID[ss.id] = ss
 	return ss
@@ -109,7 +122,7 @@ func (s *sessions) get(id string) *session {
 		return nil
 	}
 	if s.expired(ss, now) {
-		delete(s.byID, id)
+		s.drop(ss)
 		return nil
 	}
 	ss.seen = now
@@ -119,8 +132,44 @@ func (s *sessions) get(id string) *session {
 // end ends a session.
 func (s *sessions) end(id string) {
 	s.mu.Lock()
-	delete(s.byID, id)
+	if ss := s.byID[id]; ss != nil {
+		s.drop(ss)
+	}
 	s.mu.Unlock()
+}
+
+// hold returns a context that ends with ctx or when the session ends, whichever comes first:
+// signed out, evicted, idle past its bound (an open stream is not use: it only watches) or at
+// its absolute lifetime. What a session keeps open (the inbox's event stream) is bounded by it.
+func (s *sessions) hold(ctx context.Context, ss *session) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		defer cancel()
+		for {
+			s.mu.Lock()
+			now := s.clock.Now()
+			if s.expired(ss, now) {
+				s.drop(ss)
+			}
+			deadline := ss.seen.Add(s.idle)
+			if end := ss.created.Add(s.max); end.Before(deadline) {
+				deadline = end
+			}
+			next := deadline.Sub(now)
+			s.mu.Unlock()
+			timer, stop := s.clock.After(max(next, time.Millisecond))
+			select {
+			case <-ss.ended:
+				stop()
+				return
+			case <-ctx.Done():
+				stop()
+				return
+			case <-timer:
+			}
+		}
+	}()
+	return ctx, cancel
 }
 
 // len is how many sessions are held.
