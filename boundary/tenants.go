@@ -109,15 +109,12 @@ func (t *Tenants) Load(ctx context.Context) error {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	seen := make(map[string]bool, len(list))
+	// Only newer revisions replace what is kept. A tenant missing from the list is not
+	// forgotten: documents are never deleted from a store, so a list without it was read
+	// before its first write, one that Put may have kept here meanwhile (forgetting it made a
+	// review right after a PUT miss the rules the PUT had just written).
 	for _, s := range list {
-		seen[s.Tenant] = true
 		t.storeLocked(s)
-	}
-	for tenant := range t.stored {
-		if !seen[tenant] {
-			delete(t.stored, tenant)
-		}
 	}
 	return nil
 }

@@ -222,3 +222,29 @@ func BenchmarkTenantsSet(b *testing.B) {
 		}
 	}
 }
+
+// listedBefore is a store whose list was read before the latest writes: what a watch's Load
+// sees when it read the store just before a Put of this process committed.
+type listedBefore struct {
+	*memStore
+	list []*boundary.Stored
+}
+
+func (l *listedBefore) ListBoundaries(context.Context) ([]*boundary.Stored, error) { return l.list, nil }
+
+// TestLoadNeverForgetsANewerPut: a Load that read the store before a Put of this process does
+// not take away the document the Put kept (a review right after a PUT missed its rules).
+func TestLoadNeverForgetsANewerPut(t *testing.T) {
+	st := &listedBefore{memStore: &memStore{}}
+	tn := boundary.NewTenants(boundary.TenantsOptions{Store: st})
+	ctx := context.Background()
+	if _, err := tn.Put(ctx, "acme", []byte(plansRule), 0, "alice", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.Load(ctx); err != nil { // the list it reads holds nothing yet
+		t.Fatal(err)
+	}
+	if blockedBy(tn.Set("acme"), "/w/plans.txt") != "plans" {
+		t.Error("a Load of a list read before the Put forgot the document the Put wrote")
+	}
+}
