@@ -230,7 +230,9 @@ type listedBefore struct {
 	list []*boundary.Stored
 }
 
-func (l *listedBefore) ListBoundaries(context.Context) ([]*boundary.Stored, error) { return l.list, nil }
+func (l *listedBefore) ListBoundaries(context.Context) ([]*boundary.Stored, error) {
+	return l.list, nil
+}
 
 // TestLoadNeverForgetsANewerPut: a Load that read the store before a Put of this process does
 // not take away the document the Put kept (a review right after a PUT missed its rules).
