@@ -56,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 const (
 	globex    = `{"name":"Globex","account":"globex"}`
 	crawler   = `{"name":"Crawler","role":"specialist","tools":["Read","WebFetch"],"grant":{"connectors":["firecrawl"],"allowance":{"firecrawl":{"perRun":5,"perDay":20}}}}`
-	firecrawl = `{"connector":"firecrawl","name":"Globex Firecrawl","secret":"env:GLOBEX_FIRECRAWL"}`
+	firecrawl = `{"connector":"firecrawl","name":"Globex Firecrawl","secret":"env:WARDEN_SECRET_GLOBEX__FIRECRAWL"}`
 )
 
 func (f *fixture) put(t *testing.T, kind manage.Kind, tenant, id, data string) *manage.Item {

@@ -284,7 +284,7 @@ func overlay(probs *problems, cfg *Config, decl declared, o *overlaid, doc int, 
 		if !checkID(v.Node, &v.ID) {
 			return
 		}
-		if t := tenant(); t != nil {
+		if t := tenant(); t != nil && storedSecretOK(probs, cfg, o.Tenant, v) {
 			t.Connections = append(t.Connections, *v)
 		}
 	case *ProfileConfig:
@@ -364,4 +364,35 @@ func holdsPos(t reflect.Type, seen map[reflect.Type]bool) bool {
 		}
 	}
 	return false
+}
+
+// StoredSecretPrefix is the start of the names of the environment variables a stored
+// connection of the tenant may take its credential from: WARDEN_SECRET_, the tenant's id in
+// upper case with - as _, and __ (tenant acme-eu: WARDEN_SECRET_ACME_EU__). A connection in the
+// policy file may name any env:NAME or file:/path, since whoever writes the file runs the
+// deployment; one written through the API may not, or a tenant's operator could hand a
+// connection Warden's own credentials, another tenant's, or any file Warden can read.
+func StoredSecretPrefix(tenant string) string {
+	return "WARDEN_SECRET_" + strings.ToUpper(strings.ReplaceAll(tenant, "-", "_")) + "__"
+}
+
+// storedSecretOK checks a stored connection's credential reference: env: and a name of its
+// tenant's own prefix, which no other tenant shares.
+func storedSecretOK(probs *problems, cfg *Config, tenant string, cc *ConnectionConfig) bool {
+	if cc.Secret == "" {
+		return true
+	}
+	prefix := StoredSecretPrefix(tenant)
+	name, isEnv := strings.CutPrefix(cc.Secret, "env:")
+	if !isEnv || !strings.HasPrefix(name, prefix) || len(name) == len(prefix) || !envPattern.MatchString(name) {
+		probs.errorf(cc.At("secret"), "a connection stored through the API takes its credential from an environment variable of its tenant's own: env:%sNAME (the policy file may name any env: or file: reference)", prefix)
+		return false
+	}
+	for _, other := range cfg.Tenants {
+		if other.ID != tenant && StoredSecretPrefix(other.ID) == prefix {
+			probs.errorf(cc.At("secret"), "tenants %s and %s have the same secret prefix %s, so neither's stored connections may name a credential: rename one of them", tenant, other.ID, prefix)
+			return false
+		}
+	}
+	return true
 }

@@ -2,6 +2,7 @@ package policy_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/policy"
@@ -17,7 +18,7 @@ func BenchmarkParseOverlay(b *testing.B) {
 			t := fmt.Sprintf("t%04d", i)
 			docs = append(docs,
 				policy.Doc{Kind: policy.DocTenant, ID: t, Tenant: t, Data: []byte(`{"name":"Tenant ` + t + `"}`)},
-				policy.Doc{Kind: policy.DocConnection, ID: t + "-fc", Tenant: t, Data: []byte(`{"connector":"firecrawl","secret":"env:FC_` + t + `"}`)},
+				policy.Doc{Kind: policy.DocConnection, ID: t + "-fc", Tenant: t, Data: []byte(`{"connector":"firecrawl","secret":"env:WARDEN_SECRET_` + strings.ToUpper(t) + `__FC"}`)},
 				policy.Doc{Kind: policy.DocProfile, ID: t + "-crawler", Tenant: t, Data: []byte(`{"role":"specialist","tools":["Read","WebFetch"],"grant":{"connectors":["firecrawl"],"allowance":{"firecrawl":{"perRun":5,"perDay":20}}}}`)})
 		}
 		b.Run(fmt.Sprintf("objects=%d", 3*n), func(b *testing.B) {

@@ -27,7 +27,7 @@ func TestOverlayAddsObjects(t *testing.T) {
 	docs := []policy.Doc{
 		// Given out of order: connections and profiles name a tenant that comes later.
 		{Kind: policy.DocProfile, ID: "crawler", Tenant: "globex", Data: []byte(`{"name":"Crawler","role":"specialist","tools":["Read","WebFetch"],"grant":{"connectors":["firecrawl"],"allowance":{"firecrawl":{"perRun":5,"perDay":20}}}}`)},
-		{Kind: policy.DocConnection, ID: "globex-firecrawl", Tenant: "globex", Data: []byte(`{"connector":"firecrawl","name":"Globex Firecrawl","secret":"env:GLOBEX_FIRECRAWL"}`)},
+		{Kind: policy.DocConnection, ID: "globex-firecrawl", Tenant: "globex", Data: []byte(`{"connector":"firecrawl","name":"Globex Firecrawl","secret":"env:WARDEN_SECRET_GLOBEX__FIRECRAWL"}`)},
 		{Kind: policy.DocTenant, ID: "globex", Tenant: "globex", Data: []byte(`{"name":"Globex","account":"globex"}`)},
 		{Kind: policy.DocEgress, ID: "globex", Tenant: "globex", Data: []byte(`{"allow":["api.globex.example","*.cdn.globex.example:8443"]}`)},
 	}
@@ -95,6 +95,16 @@ func TestOverlayProblemsNameTheObject(t *testing.T) {
 			name: "a secret value instead of a reference",
 			doc:  policy.Doc{Kind: policy.DocConnection, ID: "c2", Tenant: "acme", Data: []byte(`{"connector":"firecrawl","secret":"sk-live-123"}`)},
 			want: []string{"connection c2: /secret: ", "reference"},
+		},
+		{
+			name: "another tenant's credential, or Warden's own",
+			doc:  policy.Doc{Kind: policy.DocConnection, ID: "c4", Tenant: "acme", Data: []byte(`{"connector":"firecrawl","secret":"env:WARDEN_SECRET_ACME_EU__FIRECRAWL"}`)},
+			want: []string{"connection c4: /secret: ", "env:WARDEN_SECRET_ACME__NAME"},
+		},
+		{
+			name: "a file Warden can read",
+			doc:  policy.Doc{Kind: policy.DocConnection, ID: "c5", Tenant: "acme", Data: []byte(`{"connector":"firecrawl","secret":"file:/etc/shadow"}`)},
+			want: []string{"connection c5: /secret: "},
 		},
 		{
 			name: "a tenant that does not exist",
@@ -175,6 +185,11 @@ var overlayBad = [][]policy.Doc{
 	{{Kind: policy.DocTenant, ID: "t", Tenant: "t", Data: []byte(`{"boundaries":{}}`)}},
 	{{Kind: policy.DocTenant, ID: "t", Tenant: "u", Data: []byte(`{}`)}},
 	{{Kind: policy.DocEgress, ID: "acme", Tenant: "acme-eu", Data: []byte(`{"allow":[]}`)}},
+	{{Kind: policy.DocConnection, ID: "c", Tenant: "acme", Data: []byte(`{"connector":"firecrawl","secret":"env:HOME"}`)}},
+	{
+		{Kind: policy.DocTenant, ID: "acme_eu", Tenant: "acme_eu", Data: []byte(`{}`)},
+		{Kind: policy.DocConnection, ID: "c", Tenant: "acme_eu", Data: []byte(`{"connector":"firecrawl","secret":"env:WARDEN_SECRET_ACME_EU__X"}`)},
+	},
 }
 
 // overlayMessages are the messages the overlays of overlayBad produce.

@@ -274,6 +274,25 @@ func TestEgressAPI(t *testing.T) {
 	}
 }
 
+// An operator cannot point a connection of its tenant at a credential that is not its
+// tenant's: another tenant's variable, Warden's own environment, or a file Warden can read.
+// Only its tenant's own prefix is taken.
+func TestConnectionSecretIsTheTenants(t *testing.T) {
+	f := newDataFixture(t, nil)
+	const path = "/api/v1/tenants/acme/connections/acme-steal"
+	for _, ref := range []string{"env:WARDEN_SECRET_BETA__SHOP", "env:WARDEN_POSTGRES", "env:HOME", "file:/etc/shadow",
+		"file:/proc/self/environ", "env:WARDEN_SECRET_ACME__", "env:warden_secret_acme__x"} {
+		body := fmt.Sprintf(`{"connector":"shop","secret":%q}`, ref)
+		code, _, raw := f.request("PUT", path, "acme-operator", body, "If-Match", `"0"`)
+		if code != http.StatusUnprocessableEntity || !strings.Contains(raw, `"/secret"`) {
+			t.Errorf("secret %s: %d %s; want 422 at /secret", ref, code, raw)
+		}
+	}
+	if code, _, raw := f.request("PUT", path, "acme-operator", `{"connector":"shop","secret":"env:WARDEN_SECRET_ACME__SHOP"}`, "If-Match", `"0"`); code != http.StatusCreated {
+		t.Errorf("the tenant's own credential: %d %s", code, raw)
+	}
+}
+
 // A connection is selected by its id or by a unique display name of the caller's tenant, in
 // any case; a name two of its connections share selects nothing.
 func TestSelectConnectionByName(t *testing.T) {

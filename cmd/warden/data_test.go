@@ -112,7 +112,7 @@ connections:
   - tenant: globex
     id: globex-firecrawl
     connector: firecrawl
-    secret: env:GLOBEX_FIRECRAWL
+    secret: env:WARDEN_SECRET_GLOBEX__FIRECRAWL
 profiles:
   - tenant: globex
     id: crawler
