@@ -51,9 +51,6 @@ func collectObjects(rows pgx.Rows) ([]*manage.Object, error) {
 	return out, rows.Err()
 }
 
-// objectName names an object in errors: "profile writer".
-func objectName(kind manage.Kind, id string) string { return string(kind) + " " + id }
-
 // Objects returns the live objects of a kind, by id, after the id after, at most limit of them
 // (0: all); a tenant other than "" keeps only that tenant's.
 func (db *DB) Objects(ctx context.Context, kind manage.Kind, tenant, after string, limit int) ([]*manage.Object, error) {
@@ -108,10 +105,10 @@ func (db *DB) Object(ctx context.Context, kind manage.Kind, id string) (*manage.
 	o, err := scanObject(db.pool.QueryRow(ctx, `SELECT `+objectColumns+` FROM objects
 		WHERE kind = $1 AND id = $2 AND NOT deleted`, string(kind), id))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("postgres: read %s: %w", objectName(kind, id), manage.ErrNotFound)
+		return nil, fmt.Errorf("postgres: read %s: %w", manage.ObjectName(kind, id), manage.ErrNotFound)
 	}
 	if err != nil {
-		return nil, db.wrap("read "+objectName(kind, id), err)
+		return nil, db.wrap("read "+manage.ObjectName(kind, id), err)
 	}
 	return o, nil
 }
@@ -121,8 +118,8 @@ func (db *DB) Object(ctx context.Context, kind manage.Kind, id string) (*manage.
 // write has no row to lock), so two cannot both win; the write notifies every instance's watch
 // when it commits.
 func (db *DB) PutObject(ctx context.Context, o *manage.Object, ifRevision int64) (*manage.Object, error) {
-	op := "write " + objectName(o.Kind, o.ID)
-	if err := checkObject(o); err != nil {
+	op := "write " + manage.ObjectName(o.Kind, o.ID)
+	if err := manage.CheckObject(o); err != nil {
 		return nil, fmt.Errorf("postgres: write an object: %w", err)
 	}
 	out := *o
@@ -145,7 +142,7 @@ func (db *DB) PutObject(ctx context.Context, o *manage.Object, ifRevision int64)
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		if err := staleWrite(cur, tenant, deleted, o.Tenant, ifRevision); err != nil {
+		if err := manage.CheckWrite(cur, tenant, deleted, o.Tenant, ifRevision); err != nil {
 			return err
 		}
 		out.Revision = cur + 1
@@ -175,7 +172,7 @@ func (db *DB) PutObject(ctx context.Context, o *manage.Object, ifRevision int64)
 // stays, marked deleted with one more revision, so that a revision never repeats; the deletion
 // notifies every instance's watch when it commits.
 func (db *DB) DeleteObject(ctx context.Context, kind manage.Kind, id string, ifRevision int64, by string, at time.Time) error {
-	op := "delete " + objectName(kind, id)
+	op := "delete " + manage.ObjectName(kind, id)
 	err := db.inTx(ctx, func(tx pgx.Tx) error {
 		// The lock PutObject takes: a write that read the revision first cannot write after.
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, lockKey("objects", db.schema, string(kind), id)); err != nil {
@@ -190,7 +187,7 @@ func (db *DB) DeleteObject(ctx context.Context, kind manage.Kind, id string, ifR
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		if err := staleDelete(cur, deleted, ifRevision); err != nil {
+		if err := manage.CheckDelete(cur, deleted, ifRevision); err != nil {
 			return err
 		}
 		if _, err := tx.Exec(ctx, `UPDATE objects SET deleted = true, revision = $1, author = $2, updated = $3
@@ -224,55 +221,4 @@ func (db *DB) WatchObjects(ctx context.Context) (<-chan struct{}, error) {
 	w := db.hub.add(objectsKey)
 	db.hub.closeWhen(ctx, w)
 	return w.ch, nil
-}
-
-// checkObject refuses an object the store cannot key.
-func checkObject(o *manage.Object) error {
-	switch {
-	case o.Kind == "":
-		return errors.New("the object has no kind")
-	case o.ID == "":
-		return fmt.Errorf("the %s has no id", o.Kind)
-	case o.Tenant == "":
-		return fmt.Errorf("%s has no tenant", objectName(o.Kind, o.ID))
-	}
-	return nil
-}
-
-// staleWrite is the manage.ErrStale of a write of an object of tenant, if ifRevision is not
-// its current revision or the object lives in another tenant, or nil. cur is the row's
-// revision (0: none), and a deleted row's current revision is 0. A deleted object may be
-// created again in another tenant: nothing of it is left to move.
-func staleWrite(cur int64, was string, deleted bool, tenant string, ifRevision int64) error {
-	live := cur > 0 && !deleted
-	current := cur
-	if !live {
-		current = 0
-	}
-	if ifRevision != manage.AnyRevision && ifRevision != current {
-		switch {
-		case live:
-			return fmt.Errorf("it is at revision %d, not %d: %w", cur, ifRevision, manage.ErrStale)
-		case cur > 0:
-			return fmt.Errorf("it was deleted at revision %d (create it with revision 0): %w", cur, manage.ErrStale)
-		default:
-			return fmt.Errorf("it does not exist (create it with revision 0), not revision %d: %w", ifRevision, manage.ErrStale)
-		}
-	}
-	if live && was != tenant {
-		return fmt.Errorf("it belongs to tenant %s and may not move to tenant %s: %w", was, tenant, manage.ErrStale)
-	}
-	return nil
-}
-
-// staleDelete is the error of a deletion of an object at revision cur (0: none) when the
-// caller named ifRevision, or nil.
-func staleDelete(cur int64, deleted bool, ifRevision int64) error {
-	if cur == 0 || deleted {
-		return manage.ErrNotFound
-	}
-	if ifRevision != manage.AnyRevision && ifRevision != cur {
-		return fmt.Errorf("it is at revision %d, not %d: %w", cur, ifRevision, manage.ErrStale)
-	}
-	return nil
 }

@@ -37,9 +37,6 @@ func scanObject(row scanner) (*manage.Object, error) {
 	return &o, nil
 }
 
-// objectName names an object in errors: "profile writer".
-func objectName(kind manage.Kind, id string) string { return string(kind) + " " + id }
-
 // Objects returns the live objects of a kind, by id, after the id after, at most limit of them
 // (0: all); a tenant other than "" keeps only that tenant's.
 func (db *DB) Objects(ctx context.Context, kind manage.Kind, tenant, after string, limit int) ([]*manage.Object, error) {
@@ -107,33 +104,20 @@ func (db *DB) Object(ctx context.Context, kind manage.Kind, id string) (*manage.
 	o, err := scanObject(db.r.QueryRowContext(ctx, `SELECT `+objectColumns+` FROM objects
 		WHERE kind = ? AND id = ? AND deleted = 0`, string(kind), id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("read %s: %w", objectName(kind, id), manage.ErrNotFound)
+		return nil, fmt.Errorf("read %s: %w", manage.ObjectName(kind, id), manage.ErrNotFound)
 	}
 	if err != nil {
-		return nil, db.fail("read "+objectName(kind, id), err)
+		return nil, db.fail("read "+manage.ObjectName(kind, id), err)
 	}
 	return o, nil
-}
-
-// checkObject refuses an object the store cannot key.
-func checkObject(o *manage.Object) error {
-	switch {
-	case o.Kind == "":
-		return errors.New("the object has no kind")
-	case o.ID == "":
-		return fmt.Errorf("the %s has no id", o.Kind)
-	case o.Tenant == "":
-		return fmt.Errorf("%s has no tenant", objectName(o.Kind, o.ID))
-	}
-	return nil
 }
 
 // PutObject writes o if its current revision is ifRevision (see manage.Store), in one
 // transaction: the revision read and the write cannot be split by another writer, in this
 // process or another.
 func (db *DB) PutObject(ctx context.Context, o *manage.Object, ifRevision int64) (*manage.Object, error) {
-	op := "write " + objectName(o.Kind, o.ID)
-	if err := checkObject(o); err != nil {
+	op := "write " + manage.ObjectName(o.Kind, o.ID)
+	if err := manage.CheckObject(o); err != nil {
 		return nil, fmt.Errorf("write an object: %w", err)
 	}
 	out := *o
@@ -152,7 +136,7 @@ func (db *DB) PutObject(ctx context.Context, o *manage.Object, ifRevision int64)
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if err := staleWrite(cur, tenant, deleted, o.Tenant, ifRevision); err != nil {
+		if err := manage.CheckWrite(cur, tenant, deleted, o.Tenant, ifRevision); err != nil {
 			return err
 		}
 		out.Revision = cur + 1
@@ -172,48 +156,10 @@ func (db *DB) PutObject(ctx context.Context, o *manage.Object, ifRevision int64)
 	return &out, nil
 }
 
-// staleWrite is the manage.ErrStale of a write of an object of tenant, if ifRevision is not
-// its current revision or the object lives in another tenant, or nil. cur is the row's
-// revision (0: none), and a deleted row's current revision is 0. A deleted object may be
-// created again in another tenant: nothing of it is left to move.
-func staleWrite(cur int64, was string, deleted bool, tenant string, ifRevision int64) error {
-	live := cur > 0 && !deleted
-	current := cur
-	if !live {
-		current = 0
-	}
-	if ifRevision != manage.AnyRevision && ifRevision != current {
-		switch {
-		case live:
-			return fmt.Errorf("it is at revision %d, not %d: %w", cur, ifRevision, manage.ErrStale)
-		case cur > 0:
-			return fmt.Errorf("it was deleted at revision %d (create it with revision 0): %w", cur, manage.ErrStale)
-		default:
-			return fmt.Errorf("it does not exist (create it with revision 0), not revision %d: %w", ifRevision, manage.ErrStale)
-		}
-	}
-	if live && was != tenant {
-		return fmt.Errorf("it belongs to tenant %s and may not move to tenant %s: %w", was, tenant, manage.ErrStale)
-	}
-	return nil
-}
-
-// staleDelete is the error of a deletion of an object at revision cur (0: none) when the
-// caller named ifRevision, or nil.
-func staleDelete(cur int64, deleted bool, ifRevision int64) error {
-	if cur == 0 || deleted {
-		return manage.ErrNotFound
-	}
-	if ifRevision != manage.AnyRevision && ifRevision != cur {
-		return fmt.Errorf("it is at revision %d, not %d: %w", cur, ifRevision, manage.ErrStale)
-	}
-	return nil
-}
-
 // DeleteObject deletes an object if its revision is ifRevision (see manage.Store). The row
 // stays, marked deleted with one more revision, so that a revision never repeats.
 func (db *DB) DeleteObject(ctx context.Context, kind manage.Kind, id string, ifRevision int64, by string, at time.Time) error {
-	op := "delete " + objectName(kind, id)
+	op := "delete " + manage.ObjectName(kind, id)
 	err := db.tx(ctx, func(w *sql.Conn) error {
 		var (
 			cur     int64
@@ -224,7 +170,7 @@ func (db *DB) DeleteObject(ctx context.Context, kind manage.Kind, id string, ifR
 		if err != nil && !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		if err := staleDelete(cur, deleted, ifRevision); err != nil {
+		if err := manage.CheckDelete(cur, deleted, ifRevision); err != nil {
 			return err
 		}
 		_, err = w.ExecContext(ctx, `UPDATE objects SET deleted = 1, revision = ?, author = ?, updated = ?
