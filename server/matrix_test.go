@@ -1,11 +1,9 @@
 package server_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -305,7 +303,7 @@ func TestRoleTenantMatrix(t *testing.T) {
 		var code int
 		var body string
 		if r.req.stream {
-			code, body = f.streamStart(r.req.path, r.token)
+			code, _, body = f.streamOpen(r.req.path, r.token)
 		} else {
 			code, _, body = f.request(r.req.method, r.req.path, r.token, r.req.body, r.req.headers...)
 		}
@@ -371,28 +369,4 @@ func betaData(f *fixture) string {
 		out = append(out, path+" "+h.Get("ETag")+" "+body)
 	}
 	return strings.Join(out, "\n")
-}
-
-// streamStart GETs an event stream and returns its status and, for a stream, its first line
-// (the rest never ends by itself); the request ends when it returns.
-func (f *fixture) streamStart(path, token string) (int, string) {
-	f.t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, "GET", f.srv.URL+path, nil)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+f.tokens[token])
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		raw, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(raw)
-	}
-	line, _ := bufio.NewReader(resp.Body).ReadString('\n')
-	return resp.StatusCode, line
 }

@@ -15,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/approval"
@@ -203,29 +202,8 @@ func TestRecoveryAfterKillSQLite(t *testing.T) {
 }
 
 func TestRecoveryAfterKillPostgres(t *testing.T) {
-	u := os.Getenv("WARDEN_TEST_POSTGRES_URL")
-	if u == "" {
-		t.Skip("WARDEN_TEST_POSTGRES_URL is not set: skipping the PostgreSQL variant " +
-			"(set it to e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable)")
-	}
+	su := pgSchemaURL(t, "warden_test_recovery")
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema := fmt.Sprintf("warden_test_recovery_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = conn.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		conn.Close(context.Background())
-	})
-	sep := "?"
-	if strings.Contains(u, "?") {
-		sep = "&"
-	}
-	su := u + sep + "search_path=" + schema
 	recoveryAfterKill(t, []string{"--postgres", su}, func() []*audit.Event {
 		s, err := postgres.Open(ctx, su)
 		if err != nil {

@@ -1,21 +1,16 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/jackc/pgx/v5"
 
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/examples"
@@ -359,31 +354,9 @@ func elsewhere(t *testing.T, holder, other *usageRig, agent, run string) {
 // Two instances on one PostgreSQL database: a report that reaches the instance without the
 // run's session is refused as such, never counted where it could stop nothing.
 func TestRunUsageElsewherePostgres(t *testing.T) {
-	base := os.Getenv("WARDEN_TEST_POSTGRES_URL")
-	if base == "" {
-		t.Skip("WARDEN_TEST_POSTGRES_URL is not set")
-	}
-	schema := "warden_test_usage_" + newTokenID()
-	admin, err := pgx.Connect(t.Context(), base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(context.Background())
-	if _, err := admin.Exec(t.Context(), "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
+	su := pgSchemaURL(t, "warden_test_usage")
 	open := func() appStore {
-		db, err := postgres.Open(t.Context(), u.String())
+		db, err := postgres.Open(t.Context(), su)
 		if err != nil {
 			t.Fatal(err)
 		}
