@@ -45,6 +45,16 @@ type session struct {
 	secrets    *secret.Registry
 	mcpID      atomic.Pointer[string]
 	ss         atomic.Pointer[mcp.ServerSession]
+	// ready: the client said it is initialized (notifications/initialized), so the SDK would
+	// serve its calls; the lean path serves none before.
+	ready atomic.Bool
+	// leanCalls end the calls the lean path serves, by JSON-RPC id, when the client cancels one.
+	leanCalls map[string]context.CancelCauseFunc
+
+	// The idle timer (see enter): POSTs in progress, and the timer that closes the session.
+	idleMu    sync.Mutex
+	idleRefs  int
+	idleTimer *time.Timer
 
 	gs atomic.Pointer[gate.Session] // replaced when the surface is computed again
 
@@ -161,7 +171,8 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (_ *session, err er
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
-		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.ready.Store(true) },
+		SubscribeHandler:   func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
 		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
 			return s.subscribe(ctx, r.Params.URI, false)
 		},
@@ -708,38 +719,47 @@ func refusal(blockers []review.Blocker) *mcp.CallToolResult {
 		Text: "Warden did not run this call:\n" + describe(blockers)}}}
 }
 
-// handle runs one call of a listed tool: the pipeline of the gate (review, approval, money,
-// audit, execution with the review token), with the result protected before the model sees it.
+// handle runs one call of a listed tool for the SDK's server (see serveCall).
 func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := s.serveCall(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return res.toSDK()
+}
+
+// serveCall runs one call of a listed tool: the pipeline of the gate (review, approval, money,
+// audit, execution with the review token), with the result protected before the model sees it.
+func (s *session) serveCall(ctx context.Context, req *mcp.CallToolRequest) (callOutcome, error) {
 	name := req.Params.Name
 	s.mu.Lock()
 	e := s.tools[name]
 	s.mu.Unlock()
 	if e == nil {
-		return s.unlisted(ctx, name), nil
+		return callOutcome{sdk: s.unlisted(ctx, name)}, nil
 	}
 	args := map[string]any{}
 	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return s.invalid(ctx, name, nil, "the arguments are not JSON: "+err.Error()), nil
+			return callOutcome{sdk: s.invalid(ctx, name, nil, "the arguments are not JSON: "+err.Error())}, nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return s.invalid(ctx, name, nil, "the arguments must be a JSON object"), nil
+			return callOutcome{sdk: s.invalid(ctx, name, nil, "the arguments must be a JSON object")}, nil
 		}
 		args = m
 	}
 	if e.schema != nil {
 		if err := e.schema.Validate(args); err != nil {
-			return s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+err.Error()), nil
+			return callOutcome{sdk: s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+err.Error())}, nil
 		}
 	}
 
 	if !s.g.admitCall() {
 		detail := errShuttingDown.Error() + "; the call did not run"
 		s.record(ctx, name, args, verdict.Unavailable, detail)
-		return refusal([]review.Blocker{{Code: verdict.Unavailable, Detail: detail, Decision: verdict.Deny}}), nil
+		return callOutcome{sdk: refusal([]review.Blocker{{Code: verdict.Unavailable, Detail: detail, Decision: verdict.Deny}})}, nil
 	}
 	ctx, cancel, release := s.callContext(ctx, req)
 	defer release()
@@ -750,15 +770,15 @@ func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	})
 	switch {
 	case out == nil:
-		return nil, err
+		return callOutcome{}, err
 	case out.Verdict.Decision == verdict.Deny:
-		return refusal(out.Verdict.Blockers), nil
+		return callOutcome{sdk: refusal(out.Verdict.Blockers)}, nil
 	case err != nil && !out.Ran:
-		return refusal([]review.Blocker{{Code: verdict.NotRecorded, Detail: err.Error(), Decision: verdict.Deny}}), nil
+		return callOutcome{sdk: refusal([]review.Blocker{{Code: verdict.NotRecorded, Detail: err.Error(), Decision: verdict.Deny}})}, nil
 	case out.Err != nil:
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.secrets.Redact(out.Err.Error())}}}, nil
+		return callOutcome{sdk: &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.secrets.Redact(out.Err.Error())}}}}, nil
 	}
-	return toResult(out.Result)
+	return callOutcome{plain: out.Result}, nil
 }
 
 // invalid refuses a call whose arguments are malformed, and records it.
@@ -823,15 +843,11 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 				send[protectedBindings] = bound
 			}
 		}
-		r, err := e.up.call(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead)
+		r, err := e.up.callPlain(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
-		if m, ok := plainText(r); ok {
-			res = m
-		} else if res, err = plain(r); err != nil {
-			return nil, fmt.Errorf("the result of %s cannot be read: %w", e.remote, err)
-		}
+		res = r
 	}
 	return s.protect(res)
 }
@@ -1176,6 +1192,11 @@ func (s *session) endFor(ctx context.Context, why error) {
 	s.ended = true
 	kids := s.kids
 	s.mu.Unlock()
+	s.idleMu.Lock()
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.idleMu.Unlock()
 	s.stop(why)
 	g := s.g
 	g.mu.Lock()
