@@ -166,7 +166,6 @@ func (s *session) serveLean(w http.ResponseWriter, r *http.Request, id jsonrpc.I
 		s.mu.Unlock()
 	}()
 
-	var result []byte
 	var res callOutcome
 	var err error
 	// The usage a call carries is recorded before it is judged, as middleware does.
@@ -175,15 +174,40 @@ func (s *session) serveLean(w http.ResponseWriter, r *http.Request, id jsonrpc.I
 	} else {
 		res, err = s.serveCall(ctx, req)
 	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	if sid := s.mcpID.Load(); sid != nil {
+		h.Set("Mcp-Session-Id", *sid)
+	}
+	idJSON, _ := json.Marshal(id.Raw())
+	if err == nil && res.sdk == nil {
+		if _, ok := textResult(res.plain); ok {
+			// A result of text content only, the usual one, is encoded straight into the
+			// response: a large result is not copied again on its way out.
+			w.WriteHeader(http.StatusOK)
+			w.Write(append(append([]byte(`{"jsonrpc":"2.0","id":`), idJSON...), `,"result":`...))
+			enc := json.NewEncoder(w)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(res.plain); err != nil {
+				// Only a value JSON cannot hold fails here, and decoded JSON holds none;
+				// the response is cut short, which the client sees as a broken answer.
+				s.g.logger.Error("a result could not be written", "tool", p.name, "err", err)
+				return
+			}
+			w.Write([]byte("}"))
+			return
+		}
+	}
+	var result []byte
 	if err == nil {
 		result, err = res.encode()
 	}
 	msg := struct {
 		JSONRPC string          `json:"jsonrpc"`
-		ID      any             `json:"id"`
+		ID      json.RawMessage `json:"id"`
 		Result  json.RawMessage `json:"result,omitempty"`
 		Error   *jsonrpc.Error  `json:"error,omitempty"`
-	}{JSONRPC: "2.0", ID: id.Raw(), Result: result}
+	}{JSONRPC: "2.0", ID: idJSON, Result: result}
 	if err != nil {
 		// As the SDK answers a handler's error: its own code if it is a JSON-RPC error.
 		msg.Error = &jsonrpc.Error{Message: err.Error()}
@@ -196,11 +220,6 @@ func (s *session) serveLean(w http.ResponseWriter, r *http.Request, id jsonrpc.I
 	if err != nil {
 		out, _ = json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id.Raw(),
 			"error": map[string]any{"code": jsonrpc.CodeInternalError, "message": "the result could not be encoded: " + err.Error()}})
-	}
-	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	if sid := s.mcpID.Load(); sid != nil {
-		h.Set("Mcp-Session-Id", *sid)
 	}
 	w.WriteHeader(http.StatusOK)
 	w.Write(out)

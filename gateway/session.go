@@ -766,7 +766,7 @@ func (s *session) serveCall(ctx context.Context, req *mcp.CallToolRequest) (call
 	w := s.wait(req, action.Digest(name, args), cancel)
 	defer s.unwait(w)
 	out, err := s.g.o.Gate.Call(ctx, s.current(), name, args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
-		return s.run(ctx, e, a, args)
+		return s.run(ctx, e, a, args, len(req.Params.Arguments))
 	})
 	switch {
 	case out == nil:
@@ -788,8 +788,9 @@ func (s *session) invalid(ctx context.Context, name string, args map[string]any,
 }
 
 // run executes a call that passed the gate, and protects its result: envelopes become handles,
-// known values are redacted, and a malformed envelope withholds the whole result.
-func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[string]any) (map[string]any, error) {
+// known values are redacted, and a malformed envelope withholds the whole result. size is how
+// large the arguments were as the client sent them (a hint for the buffer they are sent in).
+func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[string]any, size int) (map[string]any, error) {
 	var res any
 	switch {
 	case a.Kind == "spawn_subagent":
@@ -843,7 +844,7 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 				send[protectedBindings] = bound
 			}
 		}
-		r, err := e.up.callPlain(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead)
+		r, err := e.up.callPlain(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead, size)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}

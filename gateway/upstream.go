@@ -435,14 +435,15 @@ func (u *upstream) call(ctx context.Context, name string, args map[string]any, m
 	return res, err
 }
 
-// callPlain is call with the result in plain form (decoded JSON, what protection walks). For
+// callPlain is call with the result in plain form (decoded JSON, what protection walks); size
+// is a hint of how large the arguments are, encoded. For
 // an HTTP upstream on a protocol version the lean hop speaks, the call is one POST written and
 // read by Warden (upstream_lean.go); otherwise it goes through the SDK.
-func (u *upstream) callPlain(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool) (res map[string]any, err error) {
+func (u *upstream) callPlain(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool, size int) (res map[string]any, err error) {
 	err = u.attempt(ctx, retry, func(ctx context.Context, cs *mcp.ClientSession) error {
 		if version, ok := u.leanCapable(cs); ok {
 			u.lean.Add(1)
-			res, err = u.leanCall(ctx, cs, version, name, args, meta)
+			res, err = u.leanCall(ctx, cs, version, name, args, meta, size)
 			return err
 		}
 		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})

@@ -65,7 +65,7 @@ func (u *upstream) leanCapable(cs *mcp.ClientSession) (string, bool) {
 // leanCall makes one tools/call on cs's session and returns its result in plain form (decoded
 // JSON). An error that says the connection broke wraps errSessionGone or io.ErrUnexpectedEOF,
 // which isBroken knows.
-func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version, name string, args map[string]any, meta mcp.Meta) (map[string]any, error) {
+func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version, name string, args map[string]any, meta mcp.Meta, size int) (map[string]any, error) {
 	id := "warden-" + strconv.FormatUint(leanSeq.Add(1), 36)
 	params := struct {
 		Meta      mcp.Meta       `json:"_meta,omitempty"`
@@ -75,7 +75,13 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 	if params.Arguments == nil {
 		params.Arguments = map[string]any{}
 	}
-	body, err := json.Marshal(struct {
+	// Encoded by an Encoder, whose buffer is pooled, into a buffer of about the size the
+	// client's arguments had (size): json.Marshal would grow a buffer to the request's size
+	// and then copy it.
+	buf := bytes.NewBuffer(make([]byte, 0, size+len(name)+512))
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		JSONRPC string `json:"jsonrpc"`
 		ID      string `json:"id"`
 		Method  string `json:"method"`
@@ -84,6 +90,7 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 	if err != nil {
 		return nil, fmt.Errorf("the call's arguments cannot be encoded: %w", err)
 	}
+	body := buf.Bytes()
 	resp, err := u.leanPost(ctx, cs, version, body)
 	if err != nil {
 		return nil, err
@@ -106,7 +113,11 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 	var msg json.RawMessage
 	switch media {
 	case "application/json":
-		msg, err = io.ReadAll(io.LimitReader(resp.Body, maxUpstreamAnswer+1))
+		// Read into a buffer of the announced length, where there is one: io.ReadAll would
+		// double its way there.
+		buf := bytes.NewBuffer(make([]byte, 0, min(max(resp.ContentLength, 0), maxUpstreamAnswer)+bytes.MinRead))
+		_, err = buf.ReadFrom(io.LimitReader(resp.Body, maxUpstreamAnswer+1))
+		msg = buf.Bytes()
 		if err == nil && len(msg) > maxUpstreamAnswer {
 			err = fmt.Errorf("the upstream's answer is larger than %d bytes", maxUpstreamAnswer)
 		}
@@ -247,7 +258,7 @@ func (u *upstream) leanEvent(ctx context.Context, cs *mcp.ClientSession, version
 	if head.Method == "" {
 		var got string
 		if json.Unmarshal(head.ID, &got) == nil && got == id {
-			return bytes.Clone(data), true
+			return data, true // the stream is read no further: data is not reused
 		}
 		return nil, false
 	}
@@ -299,7 +310,7 @@ func leanResult(msg json.RawMessage, id string) (map[string]any, error) {
 	var resp struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
-		Result  json.RawMessage `json:"result"`
+		Result  map[string]any  `json:"result"`
 		Error   *struct {
 			Code    int64           `json:"code"`
 			Message string          `json:"message"`
@@ -317,11 +328,10 @@ func leanResult(msg json.RawMessage, id string) (map[string]any, error) {
 		// In the words the SDK's client uses for an error answer.
 		return nil, fmt.Errorf("calling %q: %w", "tools/call", &jsonrpc.Error{Code: resp.Error.Code, Message: resp.Error.Message, Data: resp.Error.Data})
 	}
-	var out map[string]any
-	if err := json.Unmarshal(resp.Result, &out); err != nil || out == nil {
-		return nil, fmt.Errorf("the upstream's result is not an object (%v)", err)
+	if resp.Result == nil {
+		return nil, errors.New("the upstream's answer holds no result object")
 	}
-	return out, nil
+	return resp.Result, nil
 }
 
 // snippet is the start of an error body, for a message.
