@@ -366,9 +366,11 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		id := r.Header.Get("Mcp-Session-Id")
 		ctx := context.WithValue(r.Context(), tokenKey, tok)
+		var known bool // id names a session Warden holds
 		if id != "" {
 			g.mu.Lock()
-			owner, known := g.byMCP[id]
+			var owner string
+			owner, known = g.byMCP[id]
 			g.mu.Unlock()
 			if known && owner != tok.ID {
 				// Another token's session: as far as this token can tell, it does not exist.
@@ -403,6 +405,15 @@ func (g *Gateway) Handler() http.Handler {
 				g.refuse(w, r, tok, *x)
 				return
 			}
+		}
+		if id != "" && !known {
+			// A session Warden does not hold: it has ended, or never was. Refused here, not
+			// left to the SDK, which may still hold an ended session for a moment (its close
+			// waits for the session's requests in flight, and some are closed in the
+			// background).
+			g.refuse(w, r, tok, rejection{status: http.StatusNotFound, rpc: codeRefused, code: "unknown_session",
+				msg: "session not found: it has ended, or never existed", id: onlyID(msgs)})
+			return
 		}
 		initialize := slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "initialize" })
 		if id == "" && r.Method == http.MethodPost && !initialize &&
