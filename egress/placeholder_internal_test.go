@@ -1,0 +1,105 @@
+package egress
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/wardenhq/warden/secret"
+)
+
+// chunkReader returns its text in reads of the given sizes, in turn.
+type chunkReader struct {
+	b     []byte
+	sizes []int
+	i     int
+}
+
+func (c *chunkReader) Read(p []byte) (int, error) {
+	if len(c.b) == 0 {
+		return 0, io.EOF
+	}
+	n := min(c.sizes[c.i%len(c.sizes)], len(p), len(c.b))
+	c.i++
+	copy(p, c.b[:n])
+	c.b = c.b[n:]
+	return n, nil
+}
+
+// TestRewriteReaderChunks: a placeholder is found wherever reads split it, and so is one
+// that follows a false start (the prefix without a placeholder after it).
+func TestRewriteReaderChunks(t *testing.T) {
+	a, b := NewPlaceholder(), NewPlaceholder()
+	here := mustList(t, "api.example.com")
+	tab := &subTable{byID: map[string]*Substitution{
+		a[len(PlaceholderPrefix):]: {Name: "A", Placeholder: a, Value: secret.New("VALUE-A"), Hosts: here},
+		b[len(PlaceholderPrefix):]: {Name: "B", Placeholder: b, Value: secret.New("the value of b, longer than its placeholder"), Hosts: here},
+	}}
+	w := &rewriter{t: tab, host: mustHost(t, "api.example.com"), port: 443}
+	in := "x" + a + "warden-ph-" + a + "warden-" + b + b + "warden-ph-short" + "tail warden-p"
+	want := "x" + "VALUE-A" + "warden-ph-" + "VALUE-A" + "warden-" + "the value of b, longer than its placeholder" +
+		"the value of b, longer than its placeholder" + "warden-ph-short" + "tail warden-p"
+	for _, sizes := range [][]int{{1}, {2}, {3, 5}, {7}, {9, 1, 41}, {41}, {42}, {43}, {1 << 20}} {
+		r := &rewriteReader{src: io.NopCloser(&chunkReader{b: []byte(in), sizes: sizes}), w: w, refused: &refusal{}}
+		got, err := io.ReadAll(iotest.OneByteReader(r))
+		if err != nil || string(got) != want {
+			t.Errorf("reads of %v: %v\n%q\nwant\n%q", sizes, err, got, want)
+		}
+	}
+	// Whole texts, as headers are.
+	if got, err := w.text("Bearer "+a, nil); err != nil || got != "Bearer VALUE-A" {
+		t.Errorf("text: %q %v", got, err)
+	}
+}
+
+// TestRewriteReaderRefuses: a placeholder whose value may not go to the destination, or one
+// not held, ends the body there: what came before it is passed on, nothing of it or after.
+func TestRewriteReaderRefuses(t *testing.T) {
+	a := NewPlaceholder()
+	tab := &subTable{byID: map[string]*Substitution{
+		a[len(PlaceholderPrefix):]: {Name: "A", Placeholder: a, Value: secret.New("VALUE-A"), Hosts: mustList(t, "api.example.com")},
+	}}
+	for _, tt := range []struct {
+		name, host, text, want string
+	}{
+		{"another host", "evil.example.com", "before " + a + " after", "the placeholder of A, whose value may not go to evil.example.com"},
+		{"not held", "api.example.com", "before " + NewPlaceholder() + " after", "does not hold now"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &rewriter{t: tab, host: mustHost(t, tt.host), port: 443}
+			ref := &refusal{}
+			r := &rewriteReader{src: io.NopCloser(&chunkReader{b: []byte(tt.text), sizes: []int{3}}), w: w, refused: ref}
+			got, err := io.ReadAll(r)
+			if !errors.Is(err, ErrPlaceholder) || !strings.Contains(err.Error(), tt.want) || ref.get() != err {
+				t.Errorf("error %v, kept %v", err, ref.get())
+			}
+			if string(got) != "before " || bytes.Contains(got, []byte("VALUE")) {
+				t.Errorf("passed on %q", got)
+			}
+			if _, err := w.text(tt.text, nil); !errors.Is(err, ErrPlaceholder) {
+				t.Errorf("text: %v", err)
+			}
+		})
+	}
+}
+
+func mustList(t *testing.T, entries ...string) *Allowlist {
+	t.Helper()
+	l, err := NewAllowlist(entries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+func mustHost(t *testing.T, s string) Host {
+	t.Helper()
+	h, err := ParseHost(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

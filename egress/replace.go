@@ -1,0 +1,232 @@
+package egress
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// maxRewriteBuffer is the largest body with a Content-Length that is read whole, so that the
+// rewritten request keeps an exact Content-Length; a longer one, or one of unknown length, is
+// streamed and sent chunked.
+const maxRewriteBuffer = 1 << 20
+
+var placeholderPrefix = []byte(PlaceholderPrefix)
+
+// A rewriter puts values in place of placeholders for one request's destination.
+type rewriter struct {
+	t    *subTable
+	host Host
+	port uint16
+}
+
+// lookup returns the substitution of a placeholder's id if its value may go to the
+// destination, or an error (ErrPlaceholder) saying why not.
+func (w *rewriter) lookup(id []byte) (*Substitution, error) {
+	s, ok := w.t.byID[string(id)]
+	if !ok {
+		return nil, fmt.Errorf("%w: the request holds a placeholder this session does not hold now (its command ended, or it is another's)", ErrPlaceholder)
+	}
+	if s.Hosts != nil {
+		if _, ok := s.Hosts.MatchPort(w.host, w.port); ok {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: the request holds the placeholder of %s, whose value may not go to %s", ErrPlaceholder, s.Name, w.host.hostPort(w.port))
+}
+
+// scan appends to dst what buf becomes, each placeholder replaced by esc of its value, and
+// returns how much of buf it covers. Unless final, it stops before a tail of buf that may be
+// the start of a placeholder, which the caller passes again with what follows.
+func (w *rewriter) scan(dst, buf []byte, final bool, esc func(string) string) ([]byte, int, error) {
+	i := 0
+	for {
+		j := bytes.Index(buf[i:], placeholderPrefix)
+		if j < 0 {
+			break
+		}
+		j += i
+		end := j + PlaceholderLen
+		if end > len(buf) {
+			if final {
+				break // too short to be one
+			}
+			return append(dst, buf[i:j]...), j, nil
+		}
+		id := buf[j+len(placeholderPrefix) : end]
+		if !isPlaceholderID(id) {
+			dst = append(dst, buf[i:j+len(placeholderPrefix)]...)
+			i = j + len(placeholderPrefix)
+			continue
+		}
+		s, err := w.lookup(id)
+		if err != nil {
+			return dst, j, err
+		}
+		dst = append(dst, buf[i:j]...)
+		v := s.Value.Reveal()
+		if esc != nil {
+			v = esc(v)
+		}
+		dst = append(dst, v...)
+		i = end
+	}
+	keep := 0
+	if !final {
+		keep = partialPrefix(buf[i:])
+	}
+	return append(dst, buf[i:len(buf)-keep]...), len(buf) - keep, nil
+}
+
+// partialPrefix is the length of the longest end of b that is a proper start of
+// PlaceholderPrefix.
+func partialPrefix(b []byte) int {
+	for n := min(len(b), len(placeholderPrefix)-1); n > 0; n-- {
+		if bytes.Equal(b[len(b)-n:], placeholderPrefix[:n]) {
+			return n
+		}
+	}
+	return 0
+}
+
+// text rewrites a whole string.
+func (w *rewriter) text(s string, esc func(string) string) (string, error) {
+	if !strings.Contains(s, PlaceholderPrefix) {
+		return s, nil
+	}
+	out, _, err := w.scan(nil, []byte(s), true, esc)
+	return string(out), err
+}
+
+// A rewriteReader is a body with placeholders replaced as it streams: it holds back at most
+// PlaceholderLen-1 bytes that may begin one, so a placeholder split across reads is found.
+// The first refused placeholder ends it with an error, kept in refused for the proxy to
+// answer with; nothing from the refused placeholder on is passed on.
+type rewriteReader struct {
+	src     io.ReadCloser
+	w       *rewriter
+	refused *refusal
+	buf     []byte // read from src, not yet scanned
+	out     []byte // scanned, not yet returned
+	off     int
+	err     error
+}
+
+func (r *rewriteReader) Read(p []byte) (int, error) {
+	for r.off == len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		r.out, r.off = r.out[:0], 0
+		n := len(r.buf)
+		if cap(r.buf)-n < 16<<10 {
+			r.buf = append(r.buf, make([]byte, 32<<10)...)[:n]
+		}
+		m, err := r.src.Read(r.buf[n:cap(r.buf)])
+		r.buf = r.buf[:n+m]
+		out, used, serr := r.w.scan(r.out, r.buf, err != nil, nil)
+		r.out = out
+		r.buf = r.buf[:copy(r.buf, r.buf[used:])]
+		switch {
+		case serr != nil:
+			r.refused.set(serr)
+			r.err = serr
+		case err != nil:
+			r.err = err
+		}
+	}
+	n := copy(p, r.out[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *rewriteReader) Close() error { return r.src.Close() }
+
+// A refusal is where a streamed body's refused placeholder is kept, for the proxy's answer.
+type refusal struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *refusal) set(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err == nil {
+		r.err = err
+	}
+}
+
+func (r *refusal) get() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
+// rewrite puts values in place of placeholders in a request to h:port, in its path, query,
+// headers and body, or returns why it must be refused (ErrPlaceholder). A refusal found in a
+// streamed body is kept in ref instead, and the body ends with it. Without held placeholders
+// it changes nothing and costs one load.
+func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) error {
+	t := p.subs.Load()
+	if t == nil {
+		return nil
+	}
+	w := &rewriter{t: t, host: h, port: port}
+	path, err := w.text(r.URL.Path, nil)
+	if err != nil {
+		return err
+	}
+	if path != r.URL.Path {
+		r.URL.Path, r.URL.RawPath = path, ""
+	}
+	if r.URL.RawQuery, err = w.text(r.URL.RawQuery, url.QueryEscape); err != nil {
+		return err
+	}
+	for k, vs := range r.Header {
+		for i, v := range vs {
+			if vs[i], err = w.text(v, nil); err != nil {
+				return err
+			}
+		}
+		r.Header[k] = vs
+	}
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return nil
+	}
+	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		// An encoded body cannot be read for placeholders. Where a value may go it is sent as
+		// it is: a placeholder inside stays a placeholder, which the host refuses as a
+		// credential, and the value is never written where Warden could not see it. Elsewhere
+		// it is refused: it might carry a placeholder toward a host it may not reach.
+		if t.allows(h, port) {
+			return nil
+		}
+		return fmt.Errorf("%w: the body is encoded (Content-Encoding: %s), so it cannot be read for placeholders while this session holds some, and none of their values may go to %s", ErrPlaceholder, ce, h.hostPort(port))
+	}
+	if r.ContentLength > 0 && r.ContentLength <= maxRewriteBuffer {
+		b, err := io.ReadAll(io.LimitReader(r.Body, r.ContentLength))
+		r.Body.Close()
+		if err != nil {
+			return fmt.Errorf("reading the request's body: %w", err)
+		}
+		out, _, err := w.scan(nil, b, true, nil)
+		if err != nil {
+			return err
+		}
+		r.Body, r.GetBody = io.NopCloser(bytes.NewReader(out)), nil
+		r.ContentLength = int64(len(out))
+		r.Header.Set("Content-Length", strconv.Itoa(len(out)))
+		return nil
+	}
+	// Too long to hold, or of unknown length: streamed, and sent chunked, as its length is
+	// not known before its end.
+	r.Body, r.GetBody = &rewriteReader{src: r.Body, w: w, refused: ref}, nil
+	r.ContentLength = -1
+	r.Header.Del("Content-Length")
+	return nil
+}
