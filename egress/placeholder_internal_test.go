@@ -103,3 +103,78 @@ func mustHost(t *testing.T, s string) Host {
 	}
 	return h
 }
+
+// FuzzRewriteReader: however reads split a body, streaming it gives what rewriting it whole
+// gives, refusal included.
+func FuzzRewriteReader(f *testing.F) {
+	a := "warden-ph-aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	b := "warden-ph-bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+	tab := &subTable{byID: map[string]*Substitution{
+		a[len(PlaceholderPrefix):]: {Name: "A", Placeholder: a, Value: secret.New("VALUE-A"), Hosts: mustListF(f, "api.example.com")},
+		b[len(PlaceholderPrefix):]: {Name: "B", Placeholder: b, Value: secret.New("VALUE-B"), Hosts: mustListF(f, "other.example.com")},
+	}}
+	host, _ := ParseHost("api.example.com")
+	f.Add([]byte("x"+a+"y"), uint8(1), uint8(7))
+	f.Add([]byte("warden-ph-"+a+"warden-p"), uint8(3), uint8(41))
+	f.Add([]byte("before "+b+" after"), uint8(5), uint8(2))
+	f.Add([]byte("warden-ph-warden-ph-"+a[:20]), uint8(9), uint8(1))
+	f.Fuzz(func(t *testing.T, body []byte, s1, s2 uint8) {
+		w := &rewriter{t: tab, host: host, port: 443}
+		whole, used, werr := w.scan(nil, body, true, nil)
+		if werr != nil {
+			// Streamed, everything before the refused placeholder is passed on.
+			whole, _, _ = w.scan(nil, body[:used], true, nil)
+		}
+		sizes := []int{int(s1)%64 + 1, int(s2)%64 + 1}
+		r := &rewriteReader{src: io.NopCloser(&chunkReader{b: body, sizes: sizes}), w: w, refused: &refusal{}}
+		got, err := io.ReadAll(r)
+		if (werr != nil) != (err != nil) {
+			t.Fatalf("whole: %v, streamed: %v", werr, err)
+		}
+		if !bytes.Equal(got, whole) {
+			t.Fatalf("streamed in %v:\n%q\nwhole:\n%q", sizes, got, whole)
+		}
+	})
+}
+
+func mustListF(f *testing.F, entries ...string) *Allowlist {
+	l, err := NewAllowlist(entries)
+	if err != nil {
+		f.Fatal(err)
+	}
+	return l
+}
+
+// BenchmarkRewriteBody: what a 1 MiB body costs to stream through the placeholder rewriter,
+// against copying it (the baseline, the same run): without a placeholder in it, and with one
+// every 10 KiB.
+func BenchmarkRewriteBody(b *testing.B) {
+	ph := NewPlaceholder()
+	list, _ := NewAllowlist([]string{"api.example.com"})
+	tab := &subTable{byID: map[string]*Substitution{ph[len(PlaceholderPrefix):]: {Name: "T", Placeholder: ph, Value: secret.New("the-real-value-0123456789abcdef"), Hosts: list}}}
+	host, _ := ParseHost("api.example.com")
+	clean := bytes.Repeat([]byte(`{"name":"warden","items":[1,2,3],"text":"lorem ipsum dolor sit amet"}`+"\n"), (1<<20)/72)
+	var marked []byte
+	for len(marked) < 1<<20 {
+		marked = append(append(marked, clean[:10<<10]...), ph...)
+	}
+	buf := make([]byte, 32<<10)
+	for _, bb := range []struct {
+		name string
+		body []byte
+		wrap bool
+	}{{"copy", clean, false}, {"clean", clean, true}, {"placeholders", marked, true}} {
+		b.Run(bb.name, func(b *testing.B) {
+			b.SetBytes(int64(len(bb.body)))
+			for b.Loop() {
+				var src io.Reader = bytes.NewReader(bb.body)
+				if bb.wrap {
+					src = &rewriteReader{src: io.NopCloser(src), w: &rewriter{t: tab, host: host, port: 443}, refused: &refusal{}}
+				}
+				if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{src}, buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

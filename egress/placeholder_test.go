@@ -122,6 +122,11 @@ func TestProxyPlaceholders(t *testing.T) {
 	if code, r, text = send(sandboxed, "POST", "http://"+ip+"/", gz.String(), gzipped); code != http.StatusOK || r.Header.Get("Content-Encoding") != "gzip" || len(r.Body) == 0 {
 		t.Errorf("gzip to the host: %d %s", code, text)
 	}
+	// A placeholder found part way through a streamed body ends the request with a refusal.
+	stale := strings.Repeat("c", 1<<20+5) + egress.NewPlaceholder() + "tail"
+	if code, _, text = send(sandboxed, "PUT", "https://"+ip+":8443/long", stale, nil); code != http.StatusForbidden || !strings.Contains(text, "does not hold now") {
+		t.Errorf("a streamed body with a placeholder not held: %d %.300s", code, text)
+	}
 	refused := 0
 	f.mu.Lock()
 	for _, d := range f.decisions {
@@ -133,8 +138,8 @@ func TestProxyPlaceholders(t *testing.T) {
 		}
 	}
 	f.mu.Unlock()
-	if refused != 3 {
-		t.Errorf("%d refusals reported, want 3", refused)
+	if refused != 4 {
+		t.Errorf("%d refusals reported, want 4", refused)
 	}
 
 	// Released: the placeholder is no longer known, and the host's TLS is a tunnel again.

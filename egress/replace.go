@@ -66,7 +66,7 @@ func (w *rewriter) scan(dst, buf []byte, final bool, esc func(string) string) ([
 		}
 		s, err := w.lookup(id)
 		if err != nil {
-			return dst, j, err
+			return append(dst, buf[i:j]...), j, err // what came before it is passed on
 		}
 		dst = append(dst, buf[i:j]...)
 		v := s.Value.Reveal()
