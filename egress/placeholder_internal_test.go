@@ -2,8 +2,10 @@ package egress
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -176,5 +178,58 @@ func BenchmarkRewriteBody(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestHideReaderChunks: a value a host echoes is given its placeholder back wherever reads
+// split it; short values and values bound for other hosts are left alone.
+func TestHideReaderChunks(t *testing.T) {
+	a, b, c := NewPlaceholder(), NewPlaceholder(), NewPlaceholder()
+	here, there := mustList(t, "api.example.com"), mustList(t, "other.example.com")
+	tab := &subTable{byID: map[string]*Substitution{
+		a[len(PlaceholderPrefix):]: {Name: "A", Placeholder: a, Value: secret.New("value-of-a-0123"), Hosts: here},
+		b[len(PlaceholderPrefix):]: {Name: "B", Placeholder: b, Value: secret.New("pin1"), Hosts: here},
+		c[len(PlaceholderPrefix):]: {Name: "C", Placeholder: c, Value: secret.New("value-of-c-4567"), Hosts: there},
+	}}
+	hd := tab.hiderFor(mustHost(t, "api.example.com"), 443)
+	if hd == nil || len(hd.pairs) != 1 {
+		t.Fatalf("hider %+v", hd)
+	}
+	in := `{"echo":"value-of-a-0123","pin":"pin1","other":"value-of-c-4567","twice":"value-of-a-0123value-of-a-0123","part":"value-of-a"}`
+	want := `{"echo":"` + a + `","pin":"pin1","other":"value-of-c-4567","twice":"` + a + a + `","part":"value-of-a"}`
+	for _, sizes := range [][]int{{1}, {2}, {5, 3}, {14}, {15}, {16}, {1 << 20}} {
+		r := &hideReader{src: io.NopCloser(&chunkReader{b: []byte(in), sizes: sizes}), hd: hd}
+		got, err := io.ReadAll(iotest.OneByteReader(r))
+		if err != nil || string(got) != want {
+			t.Errorf("reads of %v: %v\n%s\nwant\n%s", sizes, err, got, want)
+		}
+	}
+	if tab.hiderFor(mustHost(t, "evil.example.com"), 443) != nil {
+		t.Error("a hider for a host no value may go to")
+	}
+}
+
+// TestHideEncodedResponse: a response that cannot be read for the values sent to its host is
+// withheld; a plain one is streamed with its headers and body hidden.
+func TestHideEncodedResponse(t *testing.T) {
+	a := NewPlaceholder()
+	tab := &subTable{byID: map[string]*Substitution{
+		a[len(PlaceholderPrefix):]: {Name: "A", Placeholder: a, Value: secret.New("value-of-a-0123"), Hosts: mustList(t, "api.example.com")},
+	}}
+	hd := tab.hiderFor(mustHost(t, "api.example.com"), 443)
+	req, _ := http.NewRequest("GET", "https://api.example.com/", nil)
+	req = req.WithContext(context.WithValue(req.Context(), hideKey{}, hd))
+	resp := &http.Response{Request: req, Header: http.Header{"Content-Encoding": {"gzip"}}, Body: io.NopCloser(strings.NewReader("x")), ContentLength: 1}
+	if err := hide(resp); !errors.Is(err, ErrPlaceholder) {
+		t.Errorf("an encoded response: %v", err)
+	}
+	resp = &http.Response{Request: req, Header: http.Header{"X-Echo": {"value-of-a-0123"}, "Content-Length": {"21"}},
+		Body: io.NopCloser(strings.NewReader("token=value-of-a-0123")), ContentLength: 21}
+	if err := hide(resp); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.Header.Get("X-Echo") != a || string(body) != "token="+a || resp.ContentLength != -1 || resp.Header.Get("Content-Length") != "" {
+		t.Errorf("hidden: %v %q %d", resp.Header, body, resp.ContentLength)
 	}
 }

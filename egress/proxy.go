@@ -127,7 +127,8 @@ func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
 	}
 	p.rp = &httputil.ReverseProxy{
 		Rewrite:   func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
-		Transport: p.tr,
+		Transport:      p.tr,
+		ModifyResponse: hide, // placeholders back in place of values a host echoes
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if ref, ok := r.Context().Value(refusalKey{}).(*refusal); ok && ref.get() != nil {
 				p.refusePlaceholder(w, r.URL.Host, ref.get()) // a streamed body's placeholder
@@ -359,8 +360,13 @@ func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 		p.refusePlaceholder(w, t.String(), err)
 		return
 	}
-	out = out.WithContext(context.WithValue(out.Context(), refusalKey{}, ref))
-	p.rp.ServeHTTP(w, out)
+	rctx := context.WithValue(out.Context(), refusalKey{}, ref)
+	if hd := p.subs.Load().hiderFor(t.Host, t.Port); hd != nil {
+		// The response is read for the values sent here, so it must come unencoded.
+		out.Header.Del("Accept-Encoding")
+		rctx = context.WithValue(rctx, hideKey{}, hd)
+	}
+	p.rp.ServeHTTP(w, out.WithContext(rctx))
 }
 
 // refusalKey carries a request's refusal to the reverse proxy's ErrorHandler.

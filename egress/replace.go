@@ -230,3 +230,134 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 	r.Header.Del("Content-Length")
 	return nil
 }
+
+// minHiddenLen is the shortest value hidden again in responses: a shorter one would turn up by
+// chance in any response and garble it. (Output redaction still looks for short values whole.)
+const minHiddenLen = 8
+
+// A hider puts placeholders back in place of their values in a response from a host the
+// values may go to, so that a host that echoes what it was sent does not hand a value into
+// the sandbox.
+type hider struct {
+	pairs  [][2][]byte // value, placeholder
+	maxLen int
+}
+
+// hiderFor returns the hider for responses from h:port: the held values that may go there, or
+// nil if none may.
+func (t *subTable) hiderFor(h Host, port uint16) *hider {
+	if t == nil {
+		return nil
+	}
+	var hd *hider
+	for _, s := range t.byID {
+		if s.Hosts == nil {
+			continue
+		}
+		if _, ok := s.Hosts.MatchPort(h, port); !ok {
+			continue
+		}
+		v := s.Value.Reveal()
+		if len(v) < minHiddenLen {
+			continue
+		}
+		if hd == nil {
+			hd = &hider{}
+		}
+		hd.pairs = append(hd.pairs, [2][]byte{[]byte(v), []byte(s.Placeholder)})
+		hd.maxLen = max(hd.maxLen, len(v))
+	}
+	return hd
+}
+
+// scan is rewriter.scan for values: it appends buf with every value replaced by its
+// placeholder, up to a tail that may begin one (unless final), and returns how much it covered.
+func (hd *hider) scan(dst, buf []byte, final bool) ([]byte, int) {
+	limit := len(buf)
+	if !final {
+		limit = max(0, len(buf)-(hd.maxLen-1))
+	}
+	i := 0
+	for i < limit {
+		at, which := -1, -1
+		for k, p := range hd.pairs {
+			j := bytes.Index(buf[i:], p[0])
+			if j >= 0 && (at < 0 || j < at || j == at && len(p[0]) > len(hd.pairs[which][0])) {
+				at, which = j, k
+			}
+		}
+		if at < 0 || i+at >= limit {
+			break
+		}
+		dst = append(append(dst, buf[i:i+at]...), hd.pairs[which][1]...)
+		i += at + len(hd.pairs[which][0])
+	}
+	if i >= limit {
+		return dst, i
+	}
+	return append(dst, buf[i:limit]...), limit
+}
+
+// hideReader is a response body with values replaced by their placeholders as it streams.
+type hideReader struct {
+	src io.ReadCloser
+	hd  *hider
+	buf []byte
+	out []byte
+	off int
+	err error
+}
+
+func (r *hideReader) Read(p []byte) (int, error) {
+	for r.off == len(r.out) {
+		if r.err != nil {
+			return 0, r.err
+		}
+		r.out, r.off = r.out[:0], 0
+		n := len(r.buf)
+		if cap(r.buf)-n < 16<<10 {
+			r.buf = append(r.buf, make([]byte, 32<<10)...)[:n]
+		}
+		m, err := r.src.Read(r.buf[n:cap(r.buf)])
+		r.buf = r.buf[:n+m]
+		var used int
+		r.out, used = r.hd.scan(r.out, r.buf, err != nil)
+		r.buf = r.buf[:copy(r.buf, r.buf[used:])]
+		r.err = err
+	}
+	n := copy(p, r.out[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *hideReader) Close() error { return r.src.Close() }
+
+// hideKey carries a request's hider to the response.
+type hideKey struct{}
+
+// hide puts placeholders back in a response whose request carried a hider: in its headers
+// and, streamed, its body (sent on without a Content-Length). An encoded body cannot be read
+// for values, so it is not passed on (the request asked for none: see forward).
+func hide(resp *http.Response) error {
+	hd, _ := resp.Request.Context().Value(hideKey{}).(*hider)
+	if hd == nil {
+		return nil
+	}
+	for _, vs := range resp.Header {
+		for i, v := range vs {
+			out, _ := hd.scan(nil, []byte(v), true)
+			vs[i] = string(out)
+		}
+	}
+	if resp.Body == nil || resp.Body == http.NoBody {
+		return nil
+	}
+	if ce := resp.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
+		resp.Body.Close()
+		return fmt.Errorf("%w: the response is encoded (Content-Encoding: %s), so it cannot be read for the protected values sent to this host, and is withheld", ErrPlaceholder, ce)
+	}
+	resp.Body = &hideReader{src: resp.Body, hd: hd}
+	resp.ContentLength = -1
+	resp.Header.Del("Content-Length")
+	return nil
+}

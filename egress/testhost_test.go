@@ -2,6 +2,8 @@ package egress_test
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
@@ -36,10 +38,19 @@ type hostReply struct {
 	Path   string `json:"path"`
 	Remote string `json:"remote"`
 	TLS    bool   `json:"tls"`
-	// Query, Header and Body are what the request carried.
+	// Query, Header and Body are what the request carried, and Digest the SHA-256 (hex) of its
+	// path, query, Authorization header and body, joined by newlines: what the host received,
+	// whatever the proxy does to the echo on the way back.
 	Query  string      `json:"query"`
 	Header http.Header `json:"header"`
 	Body   string      `json:"body"`
+	Digest string      `json:"digest"`
+}
+
+// requestDigest is hostReply.Digest.
+func requestDigest(path, query, auth, body string) string {
+	sum := sha256.Sum256([]byte(path + "\n" + query + "\n" + auth + "\n" + body))
+	return hex.EncodeToString(sum[:])
 }
 
 // serveTestHost serves HTTP on addr:80, HTTPS (net/http/httptest's certificate) on
@@ -51,7 +62,8 @@ func serveTestHost(addr string) error {
 		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(hostReply{Host: r.Host, Method: r.Method, Path: r.URL.Path, Remote: r.RemoteAddr, TLS: r.TLS != nil,
-			Query: r.URL.RawQuery, Header: r.Header, Body: string(body)})
+			Query: r.URL.RawQuery, Header: r.Header, Body: string(body),
+			Digest: requestDigest(r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), string(body))})
 	})
 	plain, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
 	if err != nil {

@@ -118,6 +118,7 @@ tenants:
 
 	h := handle("mcp__vault__issue")
 	out := shell(`curl -sS -H "Authorization: Bearer $T" --data-binary "{\"key\":\"$T\"}" https://`+allowed+`/submit; `+
+		`curl -sS -H "Authorization: Bearer $T" https://`+allowed+`/echo; `+
 		`printf 'plain=%s\n' "$T"; printf '%s' "$T" | rev; echo; printf '%s' "$T" | base32 -w0; echo; echo "slice=${T:0:12}"; `+
 		`curl -sS -w 'status=%{http_code}\n' -H "Authorization: Bearer $T" http://`+other+`/; `+
 		`curl -sSk -H "Authorization: Bearer $T" https://`+other+`/tunnel`, h)
@@ -131,6 +132,7 @@ tenants:
 	}
 	for _, want := range []string{
 		"the test host read " + fmt.Sprint(len(`{"key":"`+placeholderValue+`"}`)) + " bytes of body", // the host's answer
+		"the test host was sent Authorization: Bearer " + ph, // the echo, given the placeholder back
 		"plain=" + ph, string(reversed), base32.StdEncoding.EncodeToString([]byte(ph)), "slice=" + ph[:12],
 		"status=403", "placeholder_refused", "the placeholder of T, whose value may not go to " + other,
 	} {
@@ -147,7 +149,8 @@ tenants:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+placeholderValue || got[0].Body != `{"key":"`+placeholderValue+`"}` {
+	if len(got) != 2 || got[0].Header.Get("Authorization") != "Bearer "+placeholderValue || got[0].Body != `{"key":"`+placeholderValue+`"}` ||
+		got[1].Path != "/echo" || got[1].Header.Get("Authorization") != "Bearer "+placeholderValue {
 		t.Errorf("the allowed host received %+v", got)
 	}
 	// The other host never received the value: its plain HTTP was refused, and inside a

@@ -297,9 +297,9 @@ func Recorded(addr string) ([]Received, error) {
 }
 
 // ServeHelloAndRecord is ServeHello, and HTTPS on addr:443 (HostTLS's certificate) that
-// writes each request it receives to the directory Record named and answers only how many
-// bytes of body it read: a host that echoed what it was sent would hand a protected value
-// back into the sandbox.
+// writes each request it receives to the directory Record named and answers how many bytes
+// of body it read, or, at /echo, the Authorization header it was sent (as a careless API
+// might, which the proxy must not let hand a protected value back into the sandbox).
 func ServeHelloAndRecord(addr string) error {
 	if err := ServeHello(addr); err != nil {
 		return err
@@ -326,6 +326,10 @@ func ServeHelloAndRecord(addr string) error {
 		mu.Unlock()
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if r.URL.Path == "/echo" {
+			fmt.Fprintf(w, "the test host was sent Authorization: %s\n", r.Header.Get("Authorization"))
 			return
 		}
 		fmt.Fprintf(w, "the test host read %d bytes of body\n", len(body))
