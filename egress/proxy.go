@@ -126,7 +126,7 @@ func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
 		TLSClientConfig: &tls.Config{RootCAs: c.roots, MinVersion: tls.VersionTLS12},
 	}
 	p.rp = &httputil.ReverseProxy{
-		Rewrite:   func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
+		Rewrite:        func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
 		Transport:      p.tr,
 		ModifyResponse: hide, // placeholders back in place of values a host echoes
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {

@@ -3,9 +3,9 @@ package egress_test
 import (
 	"bufio"
 	"crypto/sha256"
-	"encoding/hex"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log"

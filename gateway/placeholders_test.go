@@ -131,8 +131,9 @@ tenants:
 		reversed[i], reversed[j] = reversed[j], reversed[i]
 	}
 	for _, want := range []string{
-		"the test host read " + fmt.Sprint(len(`{"key":"`+placeholderValue+`"}`)) + " bytes of body", // the host's answer
-		"the test host was sent Authorization: Bearer " + ph, // the echo, given the placeholder back
+		// The host's answers: to the upload, and its echo, given the placeholder back.
+		"the test host read " + fmt.Sprint(len(`{"key":"`+placeholderValue+`"}`)) + " bytes of body",
+		"the test host was sent Authorization: Bearer " + ph,
 		"plain=" + ph, string(reversed), base32.StdEncoding.EncodeToString([]byte(ph)), "slice=" + ph[:12],
 		"status=403", "placeholder_refused", "the placeholder of T, whose value may not go to " + other,
 	} {
