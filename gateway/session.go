@@ -806,10 +806,11 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		}
 		res = r
 	case e.up == nil:
-		env, err := s.bindings(ctx, e.tool, args)
+		env, release, err := s.bindings(ctx, e.tool, args)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		r, err := s.exec.Run(ctx, a, env)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
@@ -850,7 +851,7 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		}
 		res = r
 	}
-	return s.protect(res)
+	return s.protect(res, e.tool.Server.ID)
 }
 
 // plain turns a value into decoded JSON (maps, slices, strings, float64s, bools and nils), the
@@ -892,7 +893,7 @@ func plainText(r *mcp.CallToolResult) (map[string]any, bool) {
 // protect turns envelopes into handles (in structured content, and in text content that is a
 // JSON document) and redacts every known value, in one pass: on a malformed envelope anywhere,
 // nothing of the result is kept, and no handle made from it survives.
-func (s *session) protect(res any) (map[string]any, error) {
+func (s *session) protect(res any, source string) (map[string]any, error) {
 	m, ok := res.(map[string]any)
 	if !ok {
 		return nil, errors.New("the tool returned something that is not a result object")
@@ -923,7 +924,7 @@ func (s *session) protect(res any) (map[string]any, error) {
 		texts = append(texts, textPart{item: item, at: len(decoded)})
 		decoded = append(decoded, v)
 	}
-	all, err := s.secrets.Protect(map[string]any{"structured": m["structuredContent"], "texts": decoded})
+	all, err := s.secrets.ProtectFrom(source, map[string]any{"structured": m["structuredContent"], "texts": decoded})
 	if err != nil {
 		return nil, fmt.Errorf("the result was withheld: %w", err)
 	}
@@ -960,13 +961,17 @@ func declares(text string) bool {
 	return false
 }
 
-// bindings resolves a call's protectedBindings, for that process only.
-func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]any) (map[string]string, error) {
+// bindings resolves a call's protectedBindings for that process only (placeholders.go).
+func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]any) (map[string]string, func(), error) {
 	field, ok := t.Input["protectedBindings"]
 	if !ok {
-		return nil, nil
+		return nil, func() {}, nil
 	}
-	return s.resolveBindings(ctx, field, args[field])
+	env, err := s.resolveBindings(ctx, field, args[field])
+	if err != nil || len(env) == 0 {
+		return env, func() {}, err
+	}
+	return s.placehold(env, args[field].(map[string]any))
 }
 
 // resolveBindings resolves an argument of names to protected:// handles into the values, for

@@ -29,6 +29,10 @@ type Sandbox struct {
 	// Proxy serves each connection a command opens to its HTTP(S)_PROXY (see sandbox.Spec):
 	// the session's egress proxy. Nil means no way out at all. git never gets one.
 	Proxy func(net.Conn)
+	// CABundle, if set, is asked at the start of each command that has a Proxy for the
+	// certificates its TLS clients should trust (sandbox.Spec.CABundle); nil or empty leaves
+	// them to the system's. The session's proxy answers while the command holds placeholders.
+	CABundle func() []byte
 }
 
 // gitHidden is hidden from git besides Sandbox.Hidden: git is told to read no system
@@ -75,6 +79,9 @@ func (e *Executor) runSandboxed(ctx context.Context, p proc, hidden []string, pr
 	}
 	if p.stdin != "" {
 		spec.Stdin = bytes.NewReader([]byte(p.stdin))
+	}
+	if proxy != nil && e.sandbox.CABundle != nil {
+		spec.CABundle = e.sandbox.CABundle()
 	}
 	res, err := sandbox.Run(ctx, spec)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -121,6 +122,21 @@ func withDefaults(env []string, tmp string) []string {
 	return env
 }
 
+// withCAVars returns env with every CAVars variable naming file, and no other value of them.
+func withCAVars(env []string, file string) []string {
+	out := make([]string, 0, len(env)+len(CAVars))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(CAVars, k) {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range CAVars {
+		out = append(out, k+"="+file)
+	}
+	return out
+}
+
 func run(ctx context.Context, spec Spec) (Result, error) {
 	argv, err := spec.argv()
 	if err != nil {
@@ -175,6 +191,12 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	if err := os.Chmod(plan.Tmp, 0o1777); err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
+	}
+	if len(spec.CABundle) > 0 {
+		if err := os.WriteFile(filepath.Join(plan.Tmp, filepath.Base(CABundleFile)), spec.CABundle, 0o444); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		env = withCAVars(env, CABundleFile)
 	}
 	cfg, err := json.Marshal(initConfig{Argv: argv, Env: env, Dir: dir, FS: plan})
 	if err != nil {
