@@ -212,7 +212,13 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	defer os.RemoveAll(run)
+	// Removed once the init process has ended (below), or now if it did not start.
+	launched := false
+	defer func() {
+		if !launched {
+			os.RemoveAll(run)
+		}
+	}()
 	plan, err := planFS(run, ws, spec.ReadOnly, spec.Hidden, pathVar)
 	if err != nil {
 		return Result{}, err
@@ -248,9 +254,14 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	// The init process may still be ending when Run returns (its namespaces going down).
+	// The init process may still be ending when Run returns: its namespaces go down with it,
+	// and removing the run's directory before that would wait for the kernel to detach the
+	// root mounted on it there (an RCU grace period, milliseconds).
+	launched = true
 	defer pool.later(func() {
 		<-w.done
 		w.release()
+		os.RemoveAll(run)
 	})
 	ctl := w.ctl
 	std.start()
