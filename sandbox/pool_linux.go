@@ -261,6 +261,10 @@ func newInitPool() *initPool {
 func (p *initPool) take(key startKey) (w *initProc, note error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// One forked but not yet in its cgroup is worth waiting for: a cold start takes longer.
+	for len(p.waiting) == 0 && p.starting > 0 {
+		p.cond.Wait()
+	}
 	var drop []*initProc
 	for len(p.waiting) > 0 && w == nil {
 		c := p.waiting[0]

@@ -258,8 +258,10 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	// and removing the run's directory before that would wait for the kernel to detach the
 	// root mounted on it there (an RCU grace period, milliseconds).
 	launched = true
+	readerDone := make(chan struct{}) // closed when the control socket has been read to its end
 	defer pool.later(func() {
 		<-w.done
+		<-readerDone // it reads the socket by its number: closed only after that
 		w.release()
 		os.RemoveAll(run)
 	})
@@ -274,7 +276,13 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	events := make(chan event, 8)
 	allEnded := make(chan struct{}) // closed when the init process says nothing of the run is left
 	go func() {
-		defer close(events)
+		defer close(readerDone)
+		ended := false
+		defer func() {
+			if !ended {
+				close(events)
+			}
+		}()
 		buf := make([]byte, 64<<10)
 		oob := make([]byte, unix.CmsgSpace(4*4))
 		for {
@@ -286,13 +294,19 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 				return
 			}
 			if buf[0] != msgConn {
+				if ended {
+					continue // nothing but connections comes after the end
+				}
 				if buf[0] == msgReady && spec.started != nil {
 					spec.started()
 				}
 				events <- event{buf[0], append([]byte(nil), buf[1:n]...)}
 				if buf[0] == msgExit && n == 6 && buf[5] == 1 {
-					close(allEnded) // the last message
-					return
+					// The run is over; a connection the command made before it ended may
+					// still come, and is served as before.
+					ended = true
+					close(events)
+					close(allEnded)
 				}
 				continue
 			}

@@ -23,18 +23,22 @@ type runStdio struct {
 	out    chan struct{} // closed when the output has been read to its end
 }
 
-func newStdio(in io.Reader, stdout, stderr io.Writer) (s *runStdio, err error) {
-	s = &runStdio{inDone: make(chan struct{}), out: make(chan struct{})}
-	defer func() {
-		if err != nil {
-			s.closeChild()
-			closeAll(s.parent)
-		}
-	}()
+func newStdio(in io.Reader, stdout, stderr io.Writer) (*runStdio, error) {
+	s := &runStdio{inDone: make(chan struct{}), out: make(chan struct{})}
+	if err := s.make(in, stdout, stderr); err != nil {
+		s.closeChild()
+		closeAll(s.parent)
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *runStdio) make(in io.Reader, stdout, stderr io.Writer) error {
 	switch f, ok := in.(*os.File); {
 	case in == nil:
-		if f, err = os.Open(os.DevNull); err != nil {
-			return nil, err
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return err
 		}
 		s.child[0] = f
 		s.made = append(s.made, f)
@@ -43,7 +47,7 @@ func newStdio(in io.Reader, stdout, stderr io.Writer) (s *runStdio, err error) {
 	default:
 		pr, pw, err := os.Pipe()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.child[0] = pr
 		s.made = append(s.made, pr)
@@ -60,7 +64,7 @@ func newStdio(in io.Reader, stdout, stderr io.Writer) (s *runStdio, err error) {
 		}
 		pr, pw, err := os.Pipe()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.child[1+i] = pw
 		s.made = append(s.made, pw)
@@ -70,7 +74,7 @@ func newStdio(in io.Reader, stdout, stderr io.Writer) (s *runStdio, err error) {
 			pr.Close()
 		})
 	}
-	return s, nil
+	return nil
 }
 
 // sameWriter reports whether a and b are the same writer, as os/exec decides whether a
