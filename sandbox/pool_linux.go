@@ -286,14 +286,14 @@ func (p *initPool) take(key startKey) (w *initProc, note error) {
 }
 
 // replenish starts a process for key if the pool is not full, and the idle timer again. A run
-// calls it when it ends, so that the start does not compete with the run for the processors
-// (a start is mostly the Go runtime's and the packages' initialisation).
+// calls it (or replenishing) when it has taken a process.
 //
-// The process is started (fork and exec) before replenish returns, not in the background:
-// between the two, a new process holds a copy of every descriptor of this one, and while it
-// holds one open for writing on a program file, executing that program fails (ETXTBSY), so a
-// caller that writes a program and runs it after Run must not meet a fork it did not make.
-// Only the rest (the cgroup, the new process's own start) goes on in the background.
+// The process is started (fork and exec) before replenish returns, and Run returns only after
+// that, not in the background: between the two, a new process holds a copy of every
+// descriptor of this one, and while it holds one open for writing on a program file,
+// executing that program fails (ETXTBSY), so a caller that writes a program and runs it after
+// Run must not meet a fork it did not make. Only the rest (the cgroup, the new process's own
+// start) goes on in the background.
 func (p *initPool) replenish(key startKey) {
 	p.mu.Lock()
 	p.last = time.Now()
@@ -322,6 +322,17 @@ func (p *initPool) replenish(key startKey) {
 		}
 		p.add(w, nil, gen)
 	}()
+}
+
+// replenishing runs replenish in the background, and returns a function that waits until it
+// has returned (the process is forked and executed).
+func (p *initPool) replenishing(key startKey) (wait func()) {
+	forked := make(chan struct{})
+	go func() {
+		defer close(forked)
+		p.replenish(key)
+	}()
+	return func() { <-forked }
 }
 
 // add ends a start: w joins the pool, unless the pool was emptied or filled meanwhile.

@@ -55,38 +55,39 @@ const msgStdio = 'S'
 // limit: one that waits in the pool for key if there is one (unless cold), else one started
 // now. A waiting process that turns out dead or unusable is replaced by a new one; the error
 // says so only if that one fails too.
-func launch(key startKey, maxProcs int, std *runStdio, cfg []byte, cold bool) (*initProc, error) {
+func launch(key startKey, maxProcs int, std *runStdio, cfg []byte, cold bool) (w *initProc, warm bool, err error) {
 	var note error
 	if !cold {
-		w, n := pool.take(key)
+		var n error
+		w, n = pool.take(key)
 		note = n
 		if w != nil {
 			err := w.attach(maxProcs, std, cfg)
 			if err == nil {
-				return w, nil
+				return w, true, nil
 			}
 			note = fmt.Errorf("a waiting init process could not be used: %v", err)
 			w.discard()
 		}
 	}
-	w, err := spawnInit(key)
+	w, err = spawnInit(key)
 	if errors.Is(err, errCgroupJoin) {
-		return nil, err
+		return nil, false, err
 	}
 	if err != nil {
 		if note != nil {
 			err = fmt.Errorf("%v (%v)", err, note)
 		}
-		return nil, fmt.Errorf("%w: cannot start the init process in new namespaces: %v", ErrUnavailable, err)
+		return nil, false, fmt.Errorf("%w: cannot start the init process in new namespaces: %v", ErrUnavailable, err)
 	}
 	if err := w.attach(maxProcs, std, cfg); err != nil {
 		w.discard()
 		if note != nil {
 			err = fmt.Errorf("%w (%v)", err, note)
 		}
-		return nil, err
+		return nil, false, err
 	}
-	return w, nil
+	return w, false, nil
 }
 
 // landlockABI is the Landlock ABI version of the running kernel.
@@ -199,9 +200,6 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if !spec.cold {
-		defer pool.replenish(key)
-	}
 	env := withDefaults(spec.Env, "")
 	pathVar := envValue(env, "PATH")
 	if spec.OnlyListedPaths {
@@ -247,13 +245,22 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if maxProcs == 0 {
 		maxProcs = DefaultMaxProcs
 	}
-	w, err := launch(key, maxProcs, std, cfg, spec.cold)
+	w, warm, err := launch(key, maxProcs, std, cfg, spec.cold)
 	std.closeChild()
 	if err != nil {
 		closeAll(std.parent)
 		return Result{}, err
 	}
-	// The init process may still be ending when Run returns (its namespaces going down).
+	switch {
+	case spec.cold:
+	case warm:
+		// The replacement starts while the command runs (on another processor, if there
+		// is one), and Run returns only once it is forked: see replenish.
+		defer pool.replenishing(key)()
+	default:
+		// This run's own start is under way: the replacement's would compete with it.
+		defer pool.replenish(key)
+	}
 	// The init process may still be ending when Run returns: its namespaces go down with it,
 	// and removing the run's directory before that would wait for the kernel to detach the
 	// root mounted on it there (an RCU grace period, milliseconds).
