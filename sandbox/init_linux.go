@@ -201,10 +201,10 @@ func killAll() bool {
 	}
 }
 
-// awaitRun says this process waits (msgWaiting), then waits for Run to take it: Run moves it
-// into the run's cgroup, then sends msgStdio with the run's standard input, output and error,
-// which become this process's 0, 1 and 2, and so the command's. It returns false if Run closed
-// the control socket instead.
+// awaitRun says this process waits (msgWaiting), then waits for Run to take it: Run sets the
+// process limit of the cgroup this process is in, writes the configuration, then sends
+// msgStdio with the run's standard input, output and error, which become this process's 0, 1
+// and 2, and so the command's. It returns false if Run closed the control socket instead.
 func awaitRun(send func(byte, []byte, []byte) error) (bool, error) {
 	send(msgWaiting, nil, nil) // if Run is gone, the receive says so
 	buf := make([]byte, 16)

@@ -42,7 +42,7 @@ const (
 	msgError       = 'E' // setup failed, the command did not start; the rest says why
 	msgUnavailable = 'U' // as msgError, because the sandbox could not be applied
 	msgConn        = 'C' // a connection to the proxy, as the attached file descriptor
-	msgExit        = 'X' // the command ended; the rest is its wait status (4 bytes, little-endian), then 1 if nothing else is left in the sandbox
+	msgExit        = 'X' // the command ended; then its wait status (4 bytes, little-endian), 1 if nothing is left
 	msgExec        = 'N' // the command could not be started: an exit code byte (126, 127), then why
 	msgWaiting     = 'W' // the init process waits for a run (its first message)
 )
