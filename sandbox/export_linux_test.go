@@ -58,7 +58,7 @@ func DrainWarm() {
 	for _, w := range idle {
 		w.discard()
 	}
-	pool.ending.Wait()
+	SettleWarm()
 }
 
 // TakeWarmOtherUser takes from the pool as a run under another user would: it reports
@@ -80,9 +80,8 @@ func TakeWarmOtherUser() (given bool) {
 // SettleWarm waits for the pool's starts under way and for the processes it is ending.
 func SettleWarm() {
 	pool.mu.Lock()
-	for pool.starting > 0 {
+	for pool.starting > 0 || pool.ending > 0 {
 		pool.cond.Wait()
 	}
 	pool.mu.Unlock()
-	pool.ending.Wait()
 }

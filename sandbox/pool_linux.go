@@ -243,7 +243,7 @@ type initPool struct {
 	last     time.Time // the last take
 	failed   error     // why the last start failed, if it did
 	timer    *time.Timer
-	ending   sync.WaitGroup // processes being ended in the background
+	ending   int // processes being ended in the background
 }
 
 // pool is this process's one pool: every Run shares it.
@@ -280,7 +280,7 @@ func (p *initPool) take(key startKey) (w *initProc, note error) {
 		}
 	}
 	for _, d := range drop {
-		p.later(d.discard)
+		p.laterLocked(d.discard)
 	}
 	return w, note
 }
@@ -372,10 +372,20 @@ func (p *initPool) expire() {
 
 // later runs f, which ends a process, in the background.
 func (p *initPool) later(f func()) {
-	p.ending.Add(1)
+	p.mu.Lock()
+	p.laterLocked(f)
+	p.mu.Unlock()
+}
+
+// laterLocked is later, with p.mu held.
+func (p *initPool) laterLocked(f func()) {
+	p.ending++
 	go func() {
-		defer p.ending.Done()
 		f()
+		p.mu.Lock()
+		p.ending--
+		p.cond.Broadcast()
+		p.mu.Unlock()
 	}()
 }
 
@@ -386,7 +396,7 @@ func (p *initPool) ready(key startKey) (*initProc, error) {
 	defer p.mu.Unlock()
 	for {
 		for len(p.waiting) > 0 && p.waiting[0].key != key {
-			p.later(p.waiting[0].discard)
+			p.laterLocked(p.waiting[0].discard)
 			p.waiting = p.waiting[1:]
 		}
 		if len(p.waiting) > 0 {
