@@ -115,6 +115,8 @@ type Spec struct {
 
 	// started, if set, is called once the command runs (Start waits for it).
 	started func()
+	// cold starts a new init process even if one waits (for the tests and benchmarks).
+	cold bool
 }
 
 // CABundleFile is where a run's Spec.CABundle is, inside the sandbox.
@@ -232,6 +234,14 @@ func (lw limitedWriter) Write(p []byte) (int, error) {
 // itself ended is in the Result. Everything the command started is dead when Run returns.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	return run(ctx, spec)
+}
+
+// Prestart makes sure an init process waits for the next Run or Start, starting one if none
+// does, and returns once it waits: for a server at start-up, so that its first command starts
+// as fast as the next ones (Run keeps one waiting by itself after the first run), and for
+// benchmarks. An error wraps ErrUnavailable when the sandbox cannot be applied.
+func Prestart(ctx context.Context) error {
+	return prestart(ctx)
 }
 
 // Start starts spec's command in the sandbox and returns once it is running, for a caller that
