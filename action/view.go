@@ -29,6 +29,12 @@ type View struct {
 	// asked counts the lstat calls made for names in each directory: a small directory asked
 	// about often is listed instead, once, and the listing answers the rest (see lstat).
 	asked map[string]int
+
+	// recording, lost, deps and depOn note what the answers depend on (see Record, in
+	// seen.go): lost once one cannot be shown to hold later.
+	recording, lost bool
+	deps            []seenDep
+	depOn           map[string]struct{}
 }
 
 type viewStat struct {
@@ -57,7 +63,8 @@ type viewDir struct {
 
 var views = sync.Pool{New: func() any {
 	return &View{lstats: map[string]viewStat{}, stats: map[string]viewStat{},
-		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{}}
+		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{},
+		depOn: map[string]struct{}{}}
 }}
 
 // NewView returns an empty View. Release it when the review is over.
@@ -74,6 +81,9 @@ func (v *View) Release() {
 	clear(v.links)
 	clear(v.dirs)
 	clear(v.asked)
+	clear(v.depOn)
+	v.deps = v.deps[:0]
+	v.recording, v.lost = false, false
 	views.Put(v)
 }
 
@@ -91,11 +101,15 @@ func (v *View) lstat(p string) (uint32, error) {
 	}
 	s, listed := v.fromListing(p)
 	if !listed {
+		before := v.clock()
 		var st syscall.Stat_t
 		if err := syscall.Lstat(p, &st); err != nil {
+			v.answered(err)
+			v.dependParent(p, before)
 			s = viewStat{err: &fs.PathError{Op: "lstat", Path: p, Err: err}}
 		} else {
 			s = viewStat{mode: st.Mode & syscall.S_IFMT, size: st.Size}
+			v.dependLstat(p, before, &st)
 		}
 	}
 	v.lstats[p] = s
@@ -178,10 +192,13 @@ func (v *View) stat(p string) (uint32, error) {
 	if mode, err := v.lstat(p); mode != syscall.S_IFLNK {
 		return mode, err
 	}
+	before := v.clock()
 	var st syscall.Stat_t
 	err := syscall.Stat(p, &st)
+	v.depend(p, before) // what the link leads to
 	mode := st.Mode & syscall.S_IFMT
 	if err != nil {
+		v.answered(err)
 		mode, err = 0, &fs.PathError{Op: "stat", Path: p, Err: err}
 	}
 	if v != nil {
@@ -196,7 +213,12 @@ func (v *View) readlink(p string) (string, error) {
 			return l.target, l.err
 		}
 	}
+	before := v.clock()
 	target, err := os.Readlink(p)
+	v.dependParent(p, before)
+	if err != nil {
+		v.NotRepeatable()
+	}
 	if v != nil {
 		v.links[p] = viewLink{target, err}
 	}
@@ -225,7 +247,12 @@ func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 			return d.entries, d.err
 		}
 	}
+	before := v.clock()
 	entries, err := os.ReadDir(dir)
+	v.depend(dir, before)
+	if err != nil {
+		v.NotRepeatable()
+	}
 	if v != nil && len(entries) <= maxKeptListing {
 		v.dirs[dir] = viewDir{entries, err}
 	}

@@ -1,0 +1,219 @@
+package action
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// A View that records (see Record) notes, before each question it puts to the file system,
+// what the answer depends on: the directory a name is looked up or a link read in, the
+// directory listed, the file a link leads to. The answer to "what is name in d" is the same as
+// long as d resolves to the same directory, unchanged: one stat of d (links followed, as the
+// kernel follows them to look the name up) then tells whether every answer about d's names
+// still holds. So a review that looked at a dozen paths in three directories can be shown to
+// still hold with three stats, without resolving any path again (Seen.Holds).
+//
+// A directory is unchanged when its device, inode, type, permissions, owner, link count, size,
+// and modification and change times are. The change time (ctime) moves on every change to the
+// directory's entries, and no system call sets it to a chosen value: a link swapped, a file
+// made, removed or renamed in it moves it. A change within the clock's tick of the look could
+// keep the same ctime, so a directory changed less than seenMargin before it was looked at is
+// not relied on: what was seen is then not kept (Seen reports false). The kernel's timestamps
+// come from a clock that lags the one read here by at most a tick (some milliseconds), far
+// inside seenMargin.
+//
+// Only file systems that keep ctime that way are relied on (see trustedFS); on any other, and
+// for any answer other than an entry's type, "no such file" or "not a directory" (permission
+// denied, a loop of links, an I/O error), Seen reports false, and nothing is kept.
+
+// seenMargin is how long a directory must have been unchanged, when it was looked at, for
+// what was seen in it to be kept.
+const seenMargin = 100 * time.Millisecond
+
+// fileID is what a file or directory was, as a stat (links followed) saw it, or why it could
+// not be seen.
+type fileID struct {
+	errno        syscall.Errno // ENOENT or ENOTDIR: nothing there; 0: the rest says what
+	dev, ino     uint64
+	nlink        uint64
+	mode         uint32
+	uid, gid     uint32
+	size         int64
+	mtime, ctime int64 // nanoseconds since the epoch
+}
+
+// statID stats p, following links. ok is false when the answer is neither a file nor "no
+// such file" / "not a directory".
+func statID(p string) (id fileID, ok bool) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(p, &st); err != nil {
+		var errno syscall.Errno
+		if errors.As(err, &errno) && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
+			return fileID{errno: errno}, true
+		}
+		return fileID{}, false
+	}
+	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), nlink: uint64(st.Nlink), mode: uint32(st.Mode),
+		uid: st.Uid, gid: st.Gid, size: int64(st.Size), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
+}
+
+type seenDep struct {
+	path string
+	id   fileID
+}
+
+// Seen is what the answers of a recording View depended on: see Holds. The zero value holds
+// nothing. A Seen is not changed once made, and is safe for concurrent use.
+type Seen struct {
+	deps []seenDep
+}
+
+// Holds reports whether every answer the View gave would be the same now: each directory (or
+// file) the answers depended on is still what it was. It costs one stat per directory.
+func (s Seen) Holds() bool {
+	if s.deps == nil {
+		return false
+	}
+	for _, d := range s.deps {
+		if id, ok := statID(d.path); !ok || id != d.id {
+			return false
+		}
+	}
+	return true
+}
+
+// Len is how many directories and files the answers depended on.
+func (s Seen) Len() int { return len(s.deps) }
+
+// Record makes v note what its answers depend on from now on, for Seen. It is meant for a new
+// View, before its first question.
+func (v *View) Record() {
+	if v != nil {
+		v.recording = true
+		v.lost = false
+	}
+}
+
+// NotRepeatable tells a recording View that its user looked at the file system some other way
+// (or that what it found depends on time): what v saw is then not to be kept (Seen reports
+// false).
+func (v *View) NotRepeatable() {
+	if v != nil {
+		v.lost = true
+	}
+}
+
+// Seen returns what v's answers depended on, and true; or false when v was not recording, or
+// some answer cannot be shown to hold later (see Record).
+func (v *View) Seen() (Seen, bool) {
+	if v == nil || !v.recording || v.lost {
+		return Seen{}, false
+	}
+	return Seen{deps: append([]seenDep{}, v.deps...)}, true
+}
+
+// clock is the time before a question to the file system, for depend; 0 when v does not
+// record.
+func (v *View) clock() int64 {
+	if v == nil || !v.recording || v.lost {
+		return 0
+	}
+	return time.Now().UnixNano()
+}
+
+// depend notes, after a question put at the time before (from clock) whose answer depends on
+// p (a directory whose names were looked up or listed, or a file reached through a link), what
+// p is now. The answer holds as long as p is what it is now when p has not changed since
+// before: so p's ctime must be older than before by seenMargin, or nothing is kept.
+func (v *View) depend(p string, before int64) {
+	v.dependID(p, before, nil)
+}
+
+// dependID is depend; when want is set, p must be that directory (an lstat's answer).
+func (v *View) dependID(p string, before int64, want *syscall.Stat_t) {
+	if v == nil || !v.recording || v.lost {
+		return
+	}
+	if _, ok := v.depOn[p]; ok {
+		return
+	}
+	if !strings.HasPrefix(p, "/") {
+		v.lost = true // relative: it depends on the working directory too
+		return
+	}
+	id, ok := statID(p)
+	switch {
+	case !ok:
+		v.lost = true
+		return
+	case id.errno == 0 && (id.ctime > before-int64(seenMargin) || !trustedFS(p, id.dev)):
+		v.lost = true
+		return
+	case want != nil && (id.errno != 0 || id.dev != uint64(want.Dev) || id.ino != uint64(want.Ino)):
+		v.lost = true
+		return
+	}
+	v.depOn[p] = struct{}{}
+	v.deps = append(v.deps, seenDep{p, id})
+}
+
+// dependParent notes what the directory of the name p is now (see depend).
+func (v *View) dependParent(p string, before int64) {
+	if v == nil || !v.recording || v.lost {
+		return
+	}
+	i := strings.LastIndexByte(p, '/')
+	switch {
+	case i < 0:
+		v.lost = true
+	case i == 0:
+		v.depend("/", before)
+	default:
+		v.depend(p[:i], before)
+	}
+}
+
+// dependLstat notes what the answer of lstat(p), st, depends on: the directory p is in; but
+// for a directory in /, the directory itself. Its entry in / cannot change without its ctime
+// changing: it is renamed (which moves the ctime of what is renamed) or another takes its
+// place (another inode); and / itself is no link and has no parent. So /tmp is looked at
+// again, not /, which changes whenever anything is made at the top.
+func (v *View) dependLstat(p string, before int64, st *syscall.Stat_t) {
+	if v == nil || !v.recording || v.lost {
+		return
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR && len(p) > 1 && strings.LastIndexByte(p, '/') == 0 {
+		v.dependID(p, before, st)
+		return
+	}
+	v.dependParent(p, before)
+}
+
+// answered tells a recording View how one of its questions was answered: anything but a
+// result, "no such file" or "not a directory" is not kept.
+func (v *View) answered(err error) {
+	if err == nil || v == nil || !v.recording {
+		return
+	}
+	var errno syscall.Errno
+	if !errors.As(err, &errno) || errno != syscall.ENOENT && errno != syscall.ENOTDIR {
+		v.lost = true
+	}
+}
+
+// trustedFSes caches, by device, whether its file system keeps ctime as Seen relies on.
+var trustedFSes sync.Map // uint64 → bool
+
+// trustedFS reports whether the file system of p (on device dev) moves a directory's ctime on
+// every change to its entries.
+func trustedFS(p string, dev uint64) bool {
+	if ok, seen := trustedFSes.Load(dev); seen {
+		return ok.(bool)
+	}
+	ok := fsKeepsCtime(p)
+	trustedFSes.Store(dev, ok)
+	return ok
+}
