@@ -20,18 +20,18 @@ import (
 // and modification and change times are. The change time (ctime) moves on every change to the
 // directory's entries, and no system call sets it to a chosen value: a link swapped, a file
 // made, removed or renamed in it moves it. A change within the clock's tick of the look could
-// keep the same ctime, so a directory changed less than seenMargin before it was looked at is
+// keep the same ctime, so a directory changed less than SeenMargin before it was looked at is
 // not relied on: what was seen is then not kept (Seen reports false). The kernel's timestamps
 // come from a clock that lags the one read here by at most a tick (some milliseconds), far
-// inside seenMargin.
+// inside SeenMargin.
 //
 // Only file systems that keep ctime that way are relied on (see trustedFS); on any other, and
 // for any answer other than an entry's type, "no such file" or "not a directory" (permission
 // denied, a loop of links, an I/O error), Seen reports false, and nothing is kept.
 
-// seenMargin is how long a directory must have been unchanged, when it was looked at, for
-// what was seen in it to be kept.
-const seenMargin = 100 * time.Millisecond
+// SeenMargin is how long a directory must have been unchanged, when a recording View looked
+// at it, for what was seen in it to be kept (see Seen).
+const SeenMargin = 100 * time.Millisecond
 
 // fileID is what a file or directory was, as a stat (links followed) saw it, or why it could
 // not be seen.
@@ -127,7 +127,7 @@ func (v *View) clock() int64 {
 // depend notes, after a question put at the time before (from clock) whose answer depends on
 // p (a directory whose names were looked up or listed, or a file reached through a link), what
 // p is now. The answer holds as long as p is what it is now when p has not changed since
-// before: so p's ctime must be older than before by seenMargin, or nothing is kept.
+// before: so p's ctime must be older than before by SeenMargin, or nothing is kept.
 func (v *View) depend(p string, before int64) {
 	v.dependID(p, before, nil)
 }
@@ -149,7 +149,7 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) {
 	case !ok:
 		v.lost = true
 		return
-	case id.errno == 0 && (id.ctime > before-int64(seenMargin) || !trustedFS(p, id.dev)):
+	case id.errno == 0 && (id.ctime > before-int64(SeenMargin) || !trustedFS(p, id.dev)):
 		v.lost = true
 		return
 	case want != nil && (id.errno != 0 || id.dev != uint64(want.Dev) || id.ino != uint64(want.Ino)):
