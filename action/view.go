@@ -17,8 +17,9 @@ import (
 //
 // A View must live no longer than the review it serves: it never sees a change made after it
 // looked, so a symbolic link swapped between two reviews is seen only because the second review
-// takes a new View. Nothing is kept across reviews; Execute's review at the execution boundary
-// looks afresh. Within one review the answers are consistent, as one moment's would be.
+// takes a new View, or checks that what the first one's View saw still holds (Record, Seen:
+// one stat per directory looked in). Within one review the answers are consistent, as one
+// moment's would be.
 //
 // A nil *View looks at the file system each time. A View is not safe for concurrent use.
 type View struct {
