@@ -45,11 +45,11 @@ type fileID struct {
 	mtime, ctime int64 // nanoseconds since the epoch
 }
 
-// statID stats p, following links. ok is false when the answer is neither a file nor "no
-// such file" / "not a directory".
-func statID(p string) (id fileID, ok bool) {
+// statID stats p, a path ending in NUL, following links. ok is false when the answer is
+// neither a file nor "no such file" / "not a directory".
+func statID(p []byte) (id fileID, ok bool) {
 	var st syscall.Stat_t
-	if err := syscall.Stat(p, &st); err != nil {
+	if err := statz(p, &st); err != nil {
 		var errno syscall.Errno
 		if errors.As(err, &errno) && (errno == syscall.ENOENT || errno == syscall.ENOTDIR) {
 			return fileID{errno: errno}, true
@@ -61,7 +61,7 @@ func statID(p string) (id fileID, ok bool) {
 }
 
 type seenDep struct {
-	path string
+	path []byte // ending in NUL
 	id   fileID
 }
 
@@ -140,11 +140,13 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) {
 	if _, ok := v.depOn[p]; ok {
 		return
 	}
-	if !strings.HasPrefix(p, "/") {
-		v.lost = true // relative: it depends on the working directory too
+	if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
+		v.lost = true // relative, it depends on the working directory too; or no path at all
 		return
 	}
-	id, ok := statID(p)
+	cp := make([]byte, len(p)+1)
+	copy(cp, p)
+	id, ok := statID(cp)
 	switch {
 	case !ok:
 		v.lost = true
@@ -157,7 +159,7 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) {
 		return
 	}
 	v.depOn[p] = struct{}{}
-	v.deps = append(v.deps, seenDep{p, id})
+	v.deps = append(v.deps, seenDep{cp, id})
 }
 
 // dependParent notes what the directory of the name p is now (see depend).
