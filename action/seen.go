@@ -2,6 +2,7 @@ package action
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -60,9 +61,25 @@ func statID(p []byte) (id fileID, ok bool) {
 		uid: st.Uid, gid: st.Gid, size: int64(st.Size), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
 }
 
+// seenDep is a directory (or a file a link led to) that answers depended on, with what it
+// was; and, where every answer that depended on it was an lstat, the answers, so that they
+// can be asked again when it has changed (see Seen.Check).
 type seenDep struct {
 	path []byte // ending in NUL
 	id   fileID
+	// self: lstat(path) was answered "a directory, id's inode" (see dependLstat).
+	self bool
+	// names are the lstat answers of names in the directory.
+	names []seenName
+	// final: an answer depended on it other than by an lstat (a listing, a link read, a stat
+	// through a link): it cannot be asked again name by name.
+	final bool
+}
+
+type seenName struct {
+	path  []byte // the directory's path, a slash and the name, ending in NUL
+	mode  uint32 // syscall.S_IF* bits, when errno is 0
+	errno syscall.Errno
 }
 
 // Seen is what the answers of a recording View depended on: see Holds. The zero value holds
@@ -74,11 +91,65 @@ type Seen struct {
 // Holds reports whether every answer the View gave would be the same now: each directory (or
 // file) the answers depended on is still what it was. It costs one stat per directory.
 func (s Seen) Holds() bool {
+	ok, _, _ := s.Check()
+	return ok
+}
+
+// Check is Holds, and more: a directory that has changed, where every answer that depended on
+// it was an lstat (of the directory in /, or of names in it), has those lstats put again, and
+// the answers hold if they are the same now (/tmp changes all the time; the names a command
+// looked up in it seldom do). Where that happened, renewed is what was seen with the
+// directory as it is now, and true, when it has been unchanged long enough to be relied on
+// (see SeenMargin); a caller keeps renewed in place of s.
+func (s Seen) Check() (holds bool, renewed Seen, renew bool) {
 	if s.deps == nil {
-		return false
+		return false, Seen{}, false
 	}
-	for _, d := range s.deps {
-		if id, ok := statID(d.path); !ok || id != d.id {
+	for i, d := range s.deps {
+		id, ok := statID(d.path)
+		if ok && id == d.id {
+			continue
+		}
+		if !ok || d.final {
+			return false, Seen{}, false
+		}
+		before := time.Now().UnixNano()
+		if id, ok = statID(d.path); !ok || !d.asked() {
+			return false, Seen{}, false
+		}
+		if d.self && (id.errno != 0 || id.dev != d.id.dev || id.ino != d.id.ino) {
+			return false, Seen{}, false
+		}
+		if id.errno == 0 && id.ctime <= before-int64(SeenMargin) && trustedFS(string(d.path[:len(d.path)-1]), id.dev) {
+			if !renew {
+				renewed.deps, renew = slices.Clone(s.deps), true
+			}
+			renewed.deps[i].id = id
+		}
+	}
+	if !renew {
+		return true, Seen{}, false
+	}
+	return true, renewed, true
+}
+
+// asked puts d's lstats again, and reports whether each has the answer it had.
+func (d seenDep) asked() bool {
+	var st syscall.Stat_t
+	if d.self {
+		if err := lstatz(d.path, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFDIR ||
+			uint64(st.Dev) != d.id.dev || uint64(st.Ino) != d.id.ino {
+			return false
+		}
+	}
+	for _, n := range d.names {
+		err := lstatz(n.path, &st)
+		switch {
+		case err == nil:
+			if n.errno != 0 || st.Mode&syscall.S_IFMT != n.mode {
+				return false
+			}
+		case err != n.errno || n.errno == 0:
 			return false
 		}
 	}
@@ -128,21 +199,37 @@ func (v *View) clock() int64 {
 // p (a directory whose names were looked up or listed, or a file reached through a link), what
 // p is now. The answer holds as long as p is what it is now when p has not changed since
 // before: so p's ctime must be older than before by SeenMargin, or nothing is kept.
-func (v *View) depend(p string, before int64) {
-	v.dependID(p, before, nil)
+// It returns the index of p's entry in v.deps, or -1 when nothing is noted.
+func (v *View) depend(p string, before int64) int {
+	return v.dependID(p, before, nil)
+}
+
+// dependFinal is depend, for an answer that cannot be asked again name by name.
+func (v *View) dependFinal(p string, before int64) {
+	if i := v.depend(p, before); i >= 0 {
+		v.deps[i].final = true
+	}
 }
 
 // dependID is depend; when want is set, p must be that directory (an lstat's answer).
-func (v *View) dependID(p string, before int64, want *syscall.Stat_t) {
+func (v *View) dependID(p string, before int64, want *syscall.Stat_t) int {
 	if v == nil || !v.recording || v.lost {
-		return
+		return -1
 	}
-	if _, ok := v.depOn[p]; ok {
-		return
+	if i, ok := v.depOn[p]; ok {
+		if want != nil {
+			d := &v.deps[i]
+			if d.id.errno != 0 || d.id.dev != uint64(want.Dev) || d.id.ino != uint64(want.Ino) {
+				v.lost = true
+				return -1
+			}
+			d.self = true
+		}
+		return i
 	}
 	if !strings.HasPrefix(p, "/") || strings.IndexByte(p, 0) >= 0 {
 		v.lost = true // relative, it depends on the working directory too; or no path at all
-		return
+		return -1
 	}
 	cp := make([]byte, len(p)+1)
 	copy(cp, p)
@@ -150,48 +237,68 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) {
 	switch {
 	case !ok:
 		v.lost = true
-		return
+		return -1
 	case id.errno == 0 && (id.ctime > before-int64(SeenMargin) || !trustedFS(p, id.dev)):
 		v.lost = true
-		return
+		return -1
 	case want != nil && (id.errno != 0 || id.dev != uint64(want.Dev) || id.ino != uint64(want.Ino)):
 		v.lost = true
-		return
+		return -1
 	}
-	v.depOn[p] = struct{}{}
-	v.deps = append(v.deps, seenDep{cp, id})
+	v.depOn[p] = len(v.deps)
+	v.deps = append(v.deps, seenDep{path: cp, id: id, self: want != nil})
+	return len(v.deps) - 1
 }
 
 // dependParent notes what the directory of the name p is now (see depend).
-func (v *View) dependParent(p string, before int64) {
+func (v *View) dependParent(p string, before int64) int {
 	if v == nil || !v.recording || v.lost {
-		return
+		return -1
 	}
 	i := strings.LastIndexByte(p, '/')
 	switch {
 	case i < 0:
 		v.lost = true
+		return -1
 	case i == 0:
-		v.depend("/", before)
+		return v.depend("/", before)
 	default:
-		v.depend(p[:i], before)
+		return v.depend(p[:i], before)
 	}
 }
 
-// dependLstat notes what the answer of lstat(p), st, depends on: the directory p is in; but
-// for a directory in /, the directory itself. Its entry in / cannot change without its ctime
-// changing: it is renamed (which moves the ctime of what is renamed) or another takes its
-// place (another inode); and / itself is no link and has no parent. So /tmp is looked at
-// again, not /, which changes whenever anything is made at the top.
-func (v *View) dependLstat(p string, before int64, st *syscall.Stat_t) {
+// maxSeenNames bounds the lstat answers noted for one directory: past it, the directory is
+// not asked again name by name.
+const maxSeenNames = 32
+
+// dependLstat notes what the answer of lstat(p), st or errno, depends on, with the answer:
+// the directory p is in; but for a directory in /, the directory itself. Its entry in / cannot
+// change without its ctime changing: it is renamed (which moves the ctime of what is renamed)
+// or another takes its place (another inode); and / itself is no link and has no parent. So
+// /tmp is looked at again, not /, which changes whenever anything is made at the top.
+func (v *View) dependLstat(p string, before int64, st *syscall.Stat_t, errno syscall.Errno) {
 	if v == nil || !v.recording || v.lost {
 		return
 	}
-	if st.Mode&syscall.S_IFMT == syscall.S_IFDIR && len(p) > 1 && strings.LastIndexByte(p, '/') == 0 {
+	if errno == 0 && st.Mode&syscall.S_IFMT == syscall.S_IFDIR && len(p) > 1 && strings.LastIndexByte(p, '/') == 0 {
 		v.dependID(p, before, st)
 		return
 	}
-	v.dependParent(p, before)
+	i := v.dependParent(p, before)
+	if i < 0 {
+		return
+	}
+	d := &v.deps[i]
+	if d.final || len(d.names) == maxSeenNames {
+		d.final = true
+		return
+	}
+	n := seenName{path: make([]byte, len(p)+1), errno: errno}
+	copy(n.path, p)
+	if errno == 0 {
+		n.mode = st.Mode & syscall.S_IFMT
+	}
+	d.names = append(d.names, n)
 }
 
 // answered tells a recording View how one of its questions was answered: anything but a

@@ -220,3 +220,49 @@ func equal(a, b []string) bool {
 	}
 	return true
 }
+
+// TestSeenAskedAgain checks that a directory that changed, where only names were looked up,
+// has those names looked up again: what was seen holds while their answers are the same, is
+// renewed once the directory has settled, and does not hold once a name's answer differs.
+func TestSeenAskedAgain(t *testing.T) {
+	f := newSeenFixture(t)
+	settle(t, f.dir, f.ws, f.out)
+	look := func() (action.Seen, bool) {
+		v := action.NewView()
+		defer v.Release()
+		v.Record()
+		for _, p := range []string{"out/a.txt", "out/b.txt"} {
+			if _, err := f.r.In(v).Resolve("", p); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return v.Seen()
+	}
+	seen, ok := look()
+	if !ok {
+		t.Fatal("settled: nothing kept")
+	}
+	if holds, _, renew := seen.Check(); !holds || renew {
+		t.Fatalf("nothing changed: holds %v, renewed %v", holds, renew)
+	}
+	if err := os.WriteFile(f.out+"/other.txt", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if holds, _, renew := seen.Check(); !holds || renew {
+		t.Fatalf("a name not looked up was made a moment ago: holds %v, renewed %v; want it to hold, not renewed", holds, renew)
+	}
+	settle(t, f.out)
+	holds, renewed, renew := seen.Check()
+	if !holds || !renew {
+		t.Fatalf("settled: holds %v, renewed %v; want both", holds, renew)
+	}
+	if holds, _, renew := renewed.Check(); !holds || renew {
+		t.Fatalf("the renewed: holds %v, renewed %v; want it to hold as it is", holds, renew)
+	}
+	if err := os.Symlink("../../secret/token", f.out+"/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	if seen.Holds() || renewed.Holds() {
+		t.Fatal("a name looked up is now a link, and what was seen still holds")
+	}
+}

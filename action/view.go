@@ -35,7 +35,7 @@ type View struct {
 	// seen.go): lost once one cannot be shown to hold later.
 	recording, lost bool
 	deps            []seenDep
-	depOn           map[string]struct{}
+	depOn           map[string]int // path → its index in deps
 }
 
 type viewStat struct {
@@ -65,7 +65,7 @@ type viewDir struct {
 var views = sync.Pool{New: func() any {
 	return &View{lstats: map[string]viewStat{}, stats: map[string]viewStat{},
 		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{},
-		depOn: map[string]struct{}{}}
+		depOn: map[string]int{}}
 }}
 
 // NewView returns an empty View. Release it when the review is over.
@@ -106,11 +106,12 @@ func (v *View) lstat(p string) (uint32, error) {
 		var st syscall.Stat_t
 		if err := syscall.Lstat(p, &st); err != nil {
 			v.answered(err)
-			v.dependParent(p, before)
+			errno, _ := err.(syscall.Errno)
+			v.dependLstat(p, before, nil, errno)
 			s = viewStat{err: &fs.PathError{Op: "lstat", Path: p, Err: err}}
 		} else {
 			s = viewStat{mode: st.Mode & syscall.S_IFMT, size: st.Size}
-			v.dependLstat(p, before, &st)
+			v.dependLstat(p, before, &st, 0)
 		}
 	}
 	v.lstats[p] = s
@@ -196,7 +197,7 @@ func (v *View) stat(p string) (uint32, error) {
 	before := v.clock()
 	var st syscall.Stat_t
 	err := syscall.Stat(p, &st)
-	v.depend(p, before) // what the link leads to
+	v.dependFinal(p, before) // what the link leads to
 	mode := st.Mode & syscall.S_IFMT
 	if err != nil {
 		v.answered(err)
@@ -216,7 +217,9 @@ func (v *View) readlink(p string) (string, error) {
 	}
 	before := v.clock()
 	target, err := os.Readlink(p)
-	v.dependParent(p, before)
+	if i := v.dependParent(p, before); i >= 0 {
+		v.deps[i].final = true
+	}
 	if err != nil {
 		v.NotRepeatable()
 	}
@@ -250,7 +253,7 @@ func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 	}
 	before := v.clock()
 	entries, err := os.ReadDir(dir)
-	v.depend(dir, before)
+	v.dependFinal(dir, before)
 	if err != nil {
 		v.NotRepeatable()
 	}

@@ -287,3 +287,32 @@ func TestMemoVerdictsAreTheReviews(t *testing.T) {
 		sameVerdict(t, r.Review(s, "shell_exec", args), fresh)
 	}
 }
+
+// TestMemoAsksNamesAgain checks that a kept review survives a change in a directory it only
+// looked names up in, when their answers are the same, and not when one of them is now a link
+// to the secret.
+func TestMemoAsksNamesAgain(t *testing.T) {
+	f := memoFixture(t)
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	args := map[string]any{"command": "cat out/a.txt > out/b.txt"}
+	f.settle(t)
+	first := r.Review(s, "shell_exec", args)
+	if first.Decision != verdict.Allow {
+		t.Fatalf("review: %s", first.Summary())
+	}
+	counts(t, r, 0, 1)
+	if err := os.WriteFile(f.ws+"/out/other.txt", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sameVerdict(t, r.Review(s, "shell_exec", args), first)
+	counts(t, r, 1, 1)
+	if err := os.Symlink("../../secret/token", f.ws+"/out/a.txt"); err != nil {
+		t.Fatal(err)
+	}
+	v := r.Review(s, "shell_exec", args)
+	if v.Decision != verdict.Deny || !slices.Contains(v.Rules, "secret") {
+		t.Fatalf("review after out/a.txt became a link to the secret: %s %v; want a deny by the rule secret", v.Summary(), v.Rules)
+	}
+	counts(t, r, 1, 1)
+}

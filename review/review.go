@@ -143,10 +143,14 @@ func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
 	}
 	if kept {
 		if e := m.get(key); e != nil {
-			if e.seen.Holds() {
+			if holds, renewed, renew := e.seen.Check(); holds {
 				m.hits.Add(1)
-				v = e.verdict(args)
-				return finish(v, sf, t, tool, args)
+				if renew {
+					r := *e
+					r.seen = renewed
+					m.put(&r)
+				}
+				return finish(e.verdict(args), sf, t, tool, args)
 			}
 			m.drop(key, e)
 		}
