@@ -316,3 +316,47 @@ func TestMemoAsksNamesAgain(t *testing.T) {
 	}
 	counts(t, r, 1, 1)
 }
+
+// TestMemoConcurrent checks that reviews of the same calls at once, some kept and some taken
+// from what was kept, all give the review's verdict (and, under -race, share nothing they
+// write).
+func TestMemoConcurrent(t *testing.T) {
+	f := memoFixture(t)
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	f.settle(t)
+	calls := []map[string]any{
+		{"command": "cat dest/token; ls dest/*; echo x > out/b.txt"},
+		{"command": "cd src && cat a.txt | wc -l > ../out/n.txt"},
+	}
+	want := make([]review.Verdict, len(calls))
+	for i, c := range calls {
+		want[i] = newReviewer(t, nil).Review(s, "shell_exec", c)
+	}
+	errs := make(chan string, 4)
+	for range 4 {
+		go func() {
+			for n := range 50 {
+				i := n % len(calls)
+				v := r.Review(s, "shell_exec", calls[i])
+				v.Token = ""
+				w := want[i]
+				w.Token = ""
+				if !reflect.DeepEqual(v, w) {
+					errs <- v.Summary()
+					return
+				}
+				v.Blockers = append(v.Blockers, review.Blocker{Code: "x"})
+			}
+			errs <- ""
+		}()
+	}
+	for range 4 {
+		if e := <-errs; e != "" {
+			t.Fatalf("a concurrent review gave %s, not the review's verdict", e)
+		}
+	}
+	if h, _ := r.MemoCounts(); h == 0 {
+		t.Fatal("no review was taken from what was kept")
+	}
+}
