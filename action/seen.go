@@ -9,9 +9,10 @@ import (
 	"time"
 )
 
-// A View that records (see Record) notes, before each question it puts to the file system,
+// A View that records (see Record) notes, with each question it puts to the file system,
 // what the answer depends on: the directory a name is looked up or a link read in, the
-// directory listed, the file a link leads to. The answer to "what is name in d" is the same as
+// directory listed, the file a link leads to; and, for a directory whose names were only
+// looked up, the answers (see Seen.Check). The answer to "what is name in d" is the same as
 // long as d resolves to the same directory, unchanged: one stat of d (links followed, as the
 // kernel follows them to look the name up) then tells whether every answer about d's names
 // still holds. So a review that looked at a dozen paths in three directories can be shown to
@@ -21,8 +22,9 @@ import (
 // and modification and change times are. The change time (ctime) moves on every change to the
 // directory's entries, and no system call sets it to a chosen value: a link swapped, a file
 // made, removed or renamed in it moves it. A change within the clock's tick of the look could
-// keep the same ctime, so a directory changed less than SeenMargin before it was looked at is
-// not relied on: what was seen is then not kept (Seen reports false). The kernel's timestamps
+// keep the same ctime, so a directory changed less than SeenMargin before the question was
+// put is not relied on: what was seen is then not kept (Seen reports false). (A directory is
+// looked at just after the question: one that passes has not changed since before it.) The kernel's timestamps
 // come from a clock that lags the one read here by at most a tick (some milliseconds), far
 // inside SeenMargin.
 //
