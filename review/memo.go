@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/boundary"
@@ -26,7 +27,7 @@ import (
 //   - the key is the tool's name, the policy's tool (a new policy revision has new tools), the
 //     arguments (exactly: only strings, numbers, booleans and nulls, else nothing is kept), the
 //     workspace and home, whether the session is confined, and the hard-block set (a Set is
-//     compiled once and never changed; new rules are a new Set);
+//     compiled once and never changed; new rules are a new Set), the last two by weak pointer;
 //   - the review's View recorded every directory whose names it looked up, listed or read
 //     links in, and every file a link led to (action.Seen); before what was kept is used,
 //     each is looked at again, one stat each, and anything changed (a link swapped, a file
@@ -39,11 +40,14 @@ const (
 	memoMaxCommand = 4 << 10
 )
 
+// memoKey holds the policy's tool and the hard-block set by weak pointers: the memo keeps
+// neither alive (a Set of 10,000 rules is megabytes, and rules may change often), and a weak
+// pointer to one that was collected never equals one to a newer object, at whatever address.
 type memoKey struct {
 	tool       string
 	args       string
-	t          *policy.Tool
-	set        *boundary.Set
+	t          weak.Pointer[policy.Tool]
+	set        weak.Pointer[boundary.Set]
 	root, home string
 	unconfined bool
 }
@@ -80,8 +84,8 @@ func keyFor(s *Session, tool string, t *policy.Tool, args map[string]any) (memoK
 	if !ok {
 		return memoKey{}, false
 	}
-	return memoKey{tool: tool, args: a, t: t, set: s.Boundaries, root: s.Paths.Root, home: s.Paths.Home,
-		unconfined: s.Unconfined}, true
+	return memoKey{tool: tool, args: a, t: weak.Make(t), set: weak.Make(s.Boundaries), root: s.Paths.Root,
+		home: s.Paths.Home, unconfined: s.Unconfined}, true
 }
 
 // argsKey writes args as a string that differs for any two that differ: each name and value

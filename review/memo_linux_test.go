@@ -3,10 +3,12 @@ package review_test
 import (
 	"os"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+	"weak"
 
 	"golang.org/x/sys/unix"
 
@@ -359,4 +361,29 @@ func TestMemoConcurrent(t *testing.T) {
 	if h, _ := r.MemoCounts(); h == 0 {
 		t.Fatal("no review was taken from what was kept")
 	}
+}
+
+// TestMemoKeepsNoRulesAlive checks that what a review kept does not keep its hard-block set
+// from being collected once no session holds it.
+func TestMemoKeepsNoRulesAlive(t *testing.T) {
+	f := memoFixture(t)
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	f.settle(t)
+	set := rulesWith(t, f)
+	gone := weak.Make(set)
+	func() {
+		c := *s
+		c.Boundaries = set
+		r.Review(&c, "shell_exec", map[string]any{"command": "cat src/a.txt"})
+	}()
+	counts(t, r, 0, 1)
+	set = nil
+	for range 5 {
+		runtime.GC()
+		if gone.Value() == nil {
+			return
+		}
+	}
+	t.Fatal("the hard-block set of a kept review is still alive after five collections")
 }
