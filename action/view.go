@@ -17,8 +17,9 @@ import (
 //
 // A View must live no longer than the review it serves: it never sees a change made after it
 // looked, so a symbolic link swapped between two reviews is seen only because the second review
-// takes a new View. Nothing is kept across reviews; Execute's review at the execution boundary
-// looks afresh. Within one review the answers are consistent, as one moment's would be.
+// takes a new View, or checks that what the first one's View saw still holds (Record, Seen:
+// one stat per directory looked in). Within one review the answers are consistent, as one
+// moment's would be.
 //
 // A nil *View looks at the file system each time. A View is not safe for concurrent use.
 type View struct {
@@ -29,6 +30,12 @@ type View struct {
 	// asked counts the lstat calls made for names in each directory: a small directory asked
 	// about often is listed instead, once, and the listing answers the rest (see lstat).
 	asked map[string]int
+
+	// recording, lost, deps and depOn note what the answers depend on (see Record, in
+	// seen.go): lost once one cannot be shown to hold later.
+	recording, lost bool
+	deps            []seenDep
+	depOn           map[string]int // path → its index in deps
 }
 
 type viewStat struct {
@@ -57,7 +64,8 @@ type viewDir struct {
 
 var views = sync.Pool{New: func() any {
 	return &View{lstats: map[string]viewStat{}, stats: map[string]viewStat{},
-		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{}}
+		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{},
+		depOn: map[string]int{}}
 }}
 
 // NewView returns an empty View. Release it when the review is over.
@@ -74,6 +82,9 @@ func (v *View) Release() {
 	clear(v.links)
 	clear(v.dirs)
 	clear(v.asked)
+	clear(v.depOn)
+	v.deps = v.deps[:0]
+	v.recording, v.lost = false, false
 	views.Put(v)
 }
 
@@ -91,11 +102,16 @@ func (v *View) lstat(p string) (uint32, error) {
 	}
 	s, listed := v.fromListing(p)
 	if !listed {
+		before := v.clock()
 		var st syscall.Stat_t
 		if err := syscall.Lstat(p, &st); err != nil {
+			v.answered(err)
+			errno, _ := err.(syscall.Errno)
+			v.dependLstat(p, before, nil, errno)
 			s = viewStat{err: &fs.PathError{Op: "lstat", Path: p, Err: err}}
 		} else {
 			s = viewStat{mode: st.Mode & syscall.S_IFMT, size: st.Size}
+			v.dependLstat(p, before, &st, 0)
 		}
 	}
 	v.lstats[p] = s
@@ -178,10 +194,13 @@ func (v *View) stat(p string) (uint32, error) {
 	if mode, err := v.lstat(p); mode != syscall.S_IFLNK {
 		return mode, err
 	}
+	before := v.clock()
 	var st syscall.Stat_t
 	err := syscall.Stat(p, &st)
+	v.dependFinal(p, before) // what the link leads to
 	mode := st.Mode & syscall.S_IFMT
 	if err != nil {
+		v.answered(err)
 		mode, err = 0, &fs.PathError{Op: "stat", Path: p, Err: err}
 	}
 	if v != nil {
@@ -196,7 +215,14 @@ func (v *View) readlink(p string) (string, error) {
 			return l.target, l.err
 		}
 	}
+	before := v.clock()
 	target, err := os.Readlink(p)
+	if i := v.dependParent(p, before); i >= 0 {
+		v.deps[i].final = true
+	}
+	if err != nil {
+		v.NotRepeatable()
+	}
 	if v != nil {
 		v.links[p] = viewLink{target, err}
 	}
@@ -225,7 +251,12 @@ func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 			return d.entries, d.err
 		}
 	}
+	before := v.clock()
 	entries, err := os.ReadDir(dir)
+	v.dependFinal(dir, before)
+	if err != nil {
+		v.NotRepeatable()
+	}
 	if v != nil && len(entries) <= maxKeptListing {
 		v.dirs[dir] = viewDir{entries, err}
 	}

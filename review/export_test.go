@@ -6,3 +6,6 @@ import "time"
 // then and turn an allow into the conservative answer: only the count bounds a walk in tests,
 // so a command is judged alike in every run.
 func init() { maxTreeTime = time.Hour }
+
+// MemoCounts reports how many reviews r took from what it kept, and how many it kept.
+func (r *Reviewer) MemoCounts() (hits, kept int64) { return r.memo.hits.Load(), r.memo.kept.Load() }

@@ -123,8 +123,9 @@ var problemCodes = map[string]verdict.Code{
 	action.ProblemUnknownOp: CodeUnsupported,
 }
 
-// judge reviews a call without signing it.
-func judge(s *Session, tool string, args map[string]any) Verdict {
+// judge reviews a call without signing it, using what m kept of an earlier review of the same
+// call where it still holds (m may be nil).
+func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
 	var v Verdict
 	sf := s.Surface
 	if !sf.Has(tool) {
@@ -135,8 +136,30 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 	if args == nil {
 		args = map[string]any{}
 	}
+	var key memoKey
+	kept := false
+	if m != nil {
+		key, kept = keyFor(s, tool, t, args)
+	}
+	if kept {
+		if e := m.get(key); e != nil {
+			if holds, renewed, renew := e.seen.Check(); holds {
+				m.hits.Add(1)
+				if renew {
+					r := *e
+					r.seen = renewed
+					m.put(&r)
+				}
+				return finish(e.verdict(args), sf, t, tool, args)
+			}
+			m.drop(key, e)
+		}
+	}
 	view := action.NewView()
 	defer view.Release()
+	if kept {
+		view.Record()
+	}
 	ctx := action.Context{Resolver: s.Paths, View: view}
 	if t.Name != tool {
 		ctx.Name = tool // a discovered connector tool, decided by its stand-in
@@ -171,8 +194,19 @@ func judge(s *Session, tool string, args map[string]any) Verdict {
 		}
 		v.block(Blocker{Code: CodeUnknownEffect, Detail: detail, Decision: verdict.Ask})
 	}
+	if kept {
+		if seen, ok := view.Seen(); ok {
+			m.put(keep(key, &v, seen))
+		}
+	}
+	return finish(v, sf, t, tool, args)
+}
+
+// finish judges what depends on the session's state now, not on the call's action alone: the
+// argument constraints and the gate; then decides.
+func finish(v Verdict, sf *surface.Surface, t *policy.Tool, tool string, args map[string]any) Verdict {
 	checkConstraints(&v, sf, t, args)
-	checkGate(&v, sf, tool, a.Effects)
+	checkGate(&v, sf, tool, v.Effects)
 	v.Decision = decide(v.Blockers, sf)
 	if v.Decision == verdict.Deny && hasAskOnly(v.Blockers) {
 		v.block(Blocker{Code: verdict.NoApprovalChannel, Decision: verdict.Deny,

@@ -76,6 +76,9 @@ func narrowTree(set *boundary.Set, view *action.View, e action.Effect) ([]treeHi
 	}
 	t.deadline = time.Now().Add(maxTreeTime)
 	if err := t.dir(root, e.Path); err != nil {
+		// past the bound (which counts time too) or unreadable: not to be kept as the answer
+		// for this state of the tree
+		view.NotRepeatable()
 		return nil, false
 	}
 	return t.out, true
@@ -131,7 +134,9 @@ func (t *treeWalk) entry(p, target string, d fs.DirEntry) error {
 	t.hits = t.set.CheckPath(t.e.Op, target, false, t.hits[:0])
 	t.add(t.hits, target)
 	if d.Type()&fs.ModeSymlink != 0 && t.e.Op == action.OpRead {
-		// a program that follows links (grep -R, cp -L) reads what the link reaches
+		// a program that follows links (grep -R, cp -L) reads what the link reaches, looked at
+		// past the view: what the review found is not kept
+		t.view.NotRepeatable()
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			return err

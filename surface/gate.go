@@ -27,7 +27,21 @@ type GateResult struct {
 
 // Gate returns the static gate of the named tool for this session. A tool outside the surface
 // is denied with permission_denied.
+//
+// A surface does not change once open, and its environment does not either: each tool's gate
+// is worked out once (its reasons are written out with fmt) and kept.
 func (s *Surface) Gate(name string) GateResult {
+	if g, ok := s.gates.Load(name); ok {
+		return g.(GateResult)
+	}
+	g := s.gate(name)
+	if _, in := s.pol.Tool(name); in {
+		s.gates.Store(name, g) // names outside the policy are not kept: there is no end to them
+	}
+	return g
+}
+
+func (s *Surface) gate(name string) GateResult {
 	res := GateResult{Tool: name}
 	t, ok := s.pol.Tool(name)
 	if !ok || !s.tools.Has(t.Index) {

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/wardenhq/warden/policy"
 )
@@ -104,6 +105,8 @@ type Surface struct {
 	tools      policy.Bitset // the surface
 	used       policy.Bitset // a retry's previous tools (nil: not a retry)
 	creds      []Credential
+
+	gates sync.Map // tool name → GateResult, worked out once (see Gate)
 }
 
 // Open computes the surface of a new session.

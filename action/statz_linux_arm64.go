@@ -1,0 +1,5 @@
+package action
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_FSTATAT
