@@ -32,11 +32,14 @@ type supervisedCall struct {
 	caps *threadCapabilities
 }
 
-// looking runs f with the thread's capabilities raised, to look at the process itself: its
-// /proc entry and its memory. If they cannot be lowered again, the call is refused and the
-// goroutine ends on its locked thread, which then ends too (see handle).
-func (c *supervisedCall) looking(f func()) {
-	if c.caps.raise() != nil {
+// looking runs f, which looks at the process itself (its /proc entry, its memory), and if the
+// kernel refuses it, runs it again with the thread's capabilities raised: the command's first
+// process is still the undumpable init's child when it calls execve. If they cannot be
+// lowered again, the call is refused and the goroutine ends on its locked thread, which then
+// ends too (see worker).
+func (c *supervisedCall) looking(f func() error) {
+	err := f()
+	if !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM) || !c.caps.any() || c.caps.raise() != nil {
 		return
 	}
 	f()
@@ -48,9 +51,6 @@ func (c *supervisedCall) looking(f func()) {
 }
 
 func (c *supervisedCall) close() {
-	if c.root >= 0 {
-		unix.Close(c.root)
-	}
 	for _, fd := range c.fds {
 		unix.Close(fd)
 	}
@@ -74,16 +74,12 @@ var errRefused = errors.New("refused by a hard block")
 func (c *supervisedCall) run() {
 	id := c.req.ID
 	c.pid = int(c.req.Pid)
-	root, err := -1, error(unix.EACCES)
-	c.looking(func() {
-		root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	})
-	if err != nil || !c.s.idValid(id) {
-		c.s.answer(id, unix.EACCES, false)
+	root, errno := c.s.rootOf(c)
+	if errno != 0 {
+		c.s.answer(id, errno, false)
 		return
 	}
 	c.root = root
-	var errno unix.Errno
 	cont := false
 	switch c.call {
 	case callOpen:
@@ -140,7 +136,7 @@ func (c *supervisedCall) str(addr uint64) (string, unix.Errno) {
 // readv reads the process's memory.
 func (c *supervisedCall) readv(local []unix.Iovec, remote []unix.RemoteIovec) (n int, err error) {
 	err = unix.EACCES
-	c.looking(func() { n, err = unix.ProcessVMReadv(c.pid, local, remote, 0) })
+	c.looking(func() error { n, err = unix.ProcessVMReadv(c.pid, local, remote, 0); return err })
 	return n, err
 }
 
@@ -176,7 +172,7 @@ func (c *supervisedCall) base(dirfd int) (string, unix.Errno) {
 	}
 	var p string
 	err := error(unix.EACCES)
-	c.looking(func() { p, err = readlink(link) })
+	c.looking(func() error { p, err = readlink(link); return err })
 	if err != nil {
 		if dirfd != unix.AT_FDCWD {
 			return "", unix.EBADF

@@ -93,8 +93,9 @@ func (c *supervisedCall) procExec(pp string) (int, string, unix.Errno) {
 		return -1, "", unix.EACCES
 	}
 	fd, err := -1, error(unix.EACCES)
-	c.looking(func() {
+	c.looking(func() error {
 		fd, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/fd/"+segs[2], unix.O_PATH|unix.O_CLOEXEC, 0)
+		return err
 	})
 	if err != nil {
 		return -1, "", errnoOf(err)

@@ -97,6 +97,9 @@ func (c *supervisedCall) open(dirfd int, addr uint64, flags int, mode uint32, re
 	if errno != 0 {
 		return errno
 	}
+	if !c.s.idValid(c.req.ID) {
+		return unix.ENOENT // what was read may be another process's: act on none of it
+	}
 	if pp, ok := procPath(abs); ok {
 		return c.procOpen(pp, flags)
 	}

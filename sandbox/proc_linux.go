@@ -96,7 +96,7 @@ func (c *supervisedCall) procOpen(pp string, flags int) unix.Errno {
 	}
 	of := unix.O_PATH | unix.O_CLOEXEC | flags&(unix.O_NOFOLLOW|unix.O_DIRECTORY)
 	fd, err := -1, error(unix.EACCES)
-	c.looking(func() { fd, err = unix.Open(host+"/"+path.Join(rest...), of, 0) })
+	c.looking(func() error { fd, err = unix.Open(host+"/"+path.Join(rest...), of, 0); return err })
 	if err != nil {
 		return errnoOf(err)
 	}

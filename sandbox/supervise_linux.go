@@ -96,6 +96,9 @@ type supervisor struct {
 	refusals []Refusal
 	dropped  int
 	fifos    map[int]struct{} // O_PATH descriptors of FIFOs an open is blocked on
+	root     int              // the sandbox's root (rootOf), or -1
+	work     chan *seccompNotif
+	workers  int // started (the loop's alone)
 	stopOnce sync.Once
 }
 
@@ -112,6 +115,8 @@ func newSupervisor(rules HardBlocks, ws string) (*supervisor, error) {
 		writable: []string{ws, "/tmp", "/run", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full"},
 		progs:    newPrograms(rules),
 		fd:       -1,
+		root:     -1,
+		work:     make(chan *seccompNotif),
 		wake:     wake,
 		loopDone: make(chan struct{}),
 		fifos:    map[int]struct{}{},
@@ -150,6 +155,7 @@ func (s *supervisor) doStop() {
 	if s.isAttached() {
 		<-s.loopDone
 	}
+	close(s.work) // idle workers end; busy ones end after their call
 	// An open of a FIFO waits for the other end, which is gone: open that end for it.
 	s.mu.Lock()
 	for fd := range s.fifos {
@@ -161,6 +167,9 @@ func (s *supervisor) doStop() {
 	s.handlers.Wait()
 	if s.fd >= 0 {
 		unix.Close(s.fd)
+	}
+	if s.root >= 0 {
+		unix.Close(s.root)
 	}
 	unix.Close(s.wake)
 }
@@ -204,18 +213,14 @@ func (s *supervisor) loop() {
 			}
 			continue
 		}
-		var req seccompNotif
-		if err := ioctlPtr(s.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
+		req := new(seccompNotif)
+		if err := ioctlPtr(s.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(req)); err != nil {
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOENT) {
 				continue // interrupted, or the caller died before it was read
 			}
 			return
 		}
-		s.handlers.Add(1)
-		go func() {
-			defer s.handlers.Done()
-			s.handle(&req)
-		}()
+		s.dispatch(req)
 	}
 }
 
@@ -262,22 +267,38 @@ func (s *supervisor) addFD(id uint64, fd int, cloexec bool) error {
 	return nil
 }
 
-// handle answers one notification, on a thread of its own whose effective capabilities are
-// raised only to look at the process (its /proc entry and memory: the command's first
-// process is still the undumpable init's child when it calls execve) and dropped for every
-// file it resolves and opens, so that it does so with no more than the command's own rights
-// (the command runs without capabilities, as uid 0 where Warden is root).
-func (s *supervisor) handle(req *seccompNotif) {
-	call, ok := watchedCalls[uint32(req.Data.Nr)]
-	if !ok {
-		s.answer(req.ID, unix.ENOSYS, false)
+// maxWorkers bounds the threads answering one run's notifications at once; a notification
+// waits for one when all are busy (an open of a FIFO can hold one until its other end opens).
+const maxWorkers = 64
+
+// dispatch hands a notification to an idle worker, or to a new one.
+func (s *supervisor) dispatch(req *seccompNotif) {
+	select {
+	case s.work <- req:
+		return
+	default:
+	}
+	if s.workers < maxWorkers {
+		s.workers++
+		s.handlers.Add(1)
+		go s.worker(req)
 		return
 	}
+	s.work <- req
+}
+
+// worker answers notifications on a thread of its own whose effective capabilities are
+// dropped (a thread's capabilities are its own), so that it resolves and opens files with no
+// more than the command's own rights (the command runs without capabilities, as uid 0 where
+// Warden is root); they are raised only to look at a process the kernel would not otherwise
+// show it (see looking).
+func (s *supervisor) worker(first *seccompNotif) {
+	defer s.handlers.Done()
 	runtime.LockOSThread()
 	caps, err := threadCaps()
 	if err != nil || caps.lower() != nil {
 		// Still locked: the thread ends with the goroutine instead of serving others.
-		s.answer(req.ID, unix.EACCES, false)
+		s.answer(first.ID, unix.EACCES, false)
 		return
 	}
 	defer func() {
@@ -285,9 +306,46 @@ func (s *supervisor) handle(req *seccompNotif) {
 			runtime.UnlockOSThread()
 		}
 	}()
+	for req := first; req != nil; req = <-s.work {
+		s.handle(req, caps)
+	}
+}
+
+// handle answers one notification.
+func (s *supervisor) handle(req *seccompNotif, caps *threadCapabilities) {
+	call, ok := watchedCalls[uint32(req.Data.Nr)]
+	if !ok {
+		s.answer(req.ID, unix.ENOSYS, false)
+		return
+	}
 	c := &supervisedCall{s: s, req: req, call: call, root: -1, caps: caps}
 	defer c.close()
 	c.run()
+}
+
+// rootOf returns the sandbox's root, opened through the calling process the first time: every
+// process in the sandbox has the same root, for none of them can change it (chroot needs a
+// capability they lack; mount, pivot_root, setns and new mount namespaces are refused).
+func (s *supervisor) rootOf(c *supervisedCall) (int, unix.Errno) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.root >= 0 {
+		return s.root, 0
+	}
+	root, err := -1, error(unix.EACCES)
+	c.looking(func() error {
+		root, err = unix.Open("/proc/"+strconv.Itoa(c.pid)+"/root", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return -1, unix.EACCES
+	}
+	if !s.idValid(c.req.ID) {
+		unix.Close(root) // the pid was another process's by then
+		return -1, unix.ENOENT
+	}
+	s.root = root
+	return root, 0
 }
 
 // threadCapabilities switches the calling thread's effective capabilities (a thread's
@@ -307,6 +365,9 @@ func threadCaps() (*threadCapabilities, error) {
 	t.none[0].Effective, t.none[1].Effective = 0, 0
 	return t, nil
 }
+
+// any says whether the thread had effective capabilities to raise.
+func (t *threadCapabilities) any() bool { return t.had[0].Effective != 0 || t.had[1].Effective != 0 }
 
 func (t *threadCapabilities) set(d *[2]unix.CapUserData) error {
 	if t.had[0].Effective == 0 && t.had[1].Effective == 0 {
