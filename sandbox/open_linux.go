@@ -191,15 +191,15 @@ func (c *supervisedCall) reopen(fd int, real string, flags int) unix.Errno {
 		return c.install(fd, cloexec)
 	}
 	if typ == unix.S_IFIFO {
-		// The open waits for the other end; stop opens that end if the run ends first.
-		c.s.mu.Lock()
-		c.s.fifos[fd] = struct{}{}
-		c.s.mu.Unlock()
-		defer func() {
-			c.s.mu.Lock()
-			delete(c.s.fifos, fd)
-			c.s.mu.Unlock()
-		}()
+		// The open waits for the other end, which the loop must stay free to let another
+		// process open: finish it elsewhere (stop opens that end if the run ends first).
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+		if err != nil {
+			return errnoOf(err)
+		}
+		c.s.handlers.Add(1)
+		go c.s.fifoOpen(c.req.ID, dup, flags)
+		return 0
 	}
 	nf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), reopenFlags(flags), 0)
 	if err != nil {

@@ -23,8 +23,9 @@ import (
 
 // The seccomp ioctls golang.org/x/sys/unix lacks (linux/seccomp.h).
 const (
-	seccompIoctlNotifIDValid = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID: _IOW('!', 2, __u64)
-	seccompIoctlNotifAddfd   = 0x40182103 // SECCOMP_IOCTL_NOTIF_ADDFD: _IOW('!', 3, struct seccomp_notif_addfd)
+	seccompIoctlNotifIDValid  = 0x40082102 // SECCOMP_IOCTL_NOTIF_ID_VALID: _IOW('!', 2, __u64)
+	seccompIoctlNotifAddfd    = 0x40182103 // SECCOMP_IOCTL_NOTIF_ADDFD: _IOW('!', 3, struct seccomp_notif_addfd)
+	seccompIoctlNotifSetFlags = 0x40082104 // SECCOMP_IOCTL_NOTIF_SET_FLAGS: _IOW('!', 4, __u64)
 )
 
 // seccompData, seccompNotif, seccompNotifResp and seccompNotifAddfd are the kernel's structs.
@@ -97,8 +98,6 @@ type supervisor struct {
 	dropped  int
 	fifos    map[int]struct{} // O_PATH descriptors of FIFOs an open is blocked on
 	root     int              // the sandbox's root (rootOf), or -1
-	work     chan *seccompNotif
-	workers  int // started (the loop's alone)
 	stopOnce sync.Once
 }
 
@@ -116,7 +115,6 @@ func newSupervisor(rules HardBlocks, ws string) (*supervisor, error) {
 		progs:    newPrograms(rules),
 		fd:       -1,
 		root:     -1,
-		work:     make(chan *seccompNotif),
 		wake:     wake,
 		loopDone: make(chan struct{}),
 		fifos:    map[int]struct{}{},
@@ -155,7 +153,6 @@ func (s *supervisor) doStop() {
 	if s.isAttached() {
 		<-s.loopDone
 	}
-	close(s.work) // idle workers end; busy ones end after their call
 	// An open of a FIFO waits for the other end, which is gone: open that end for it.
 	s.mu.Lock()
 	for fd := range s.fifos {
@@ -195,6 +192,25 @@ func (s *supervisor) refuse(r Refusal) {
 // applies to.
 func (s *supervisor) loop() {
 	defer close(s.loopDone)
+	// The loop answers every notification itself, on a thread of its own whose effective
+	// capabilities are dropped (a thread's capabilities are its own), so that it resolves and
+	// opens files with no more than the command's own rights (the command runs without
+	// capabilities, as uid 0 where Warden is root); they are raised only to look at a process
+	// the kernel would not otherwise show it (see looking). Answering here, with the kernel
+	// told to wake this thread on the caller's CPU, spares a second thread's wake-up on every
+	// call; only an open of a FIFO, which waits for its other end, is finished elsewhere.
+	runtime.LockOSThread()
+	caps, err := threadCaps()
+	if err != nil || caps.lower() != nil {
+		caps = nil // answer nothing but EACCES; the thread ends with the goroutine
+	} else {
+		defer func() {
+			if caps.raise() == nil {
+				runtime.UnlockOSThread()
+			}
+		}()
+	}
+	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), seccompIoctlNotifSetFlags, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) // a hint: older kernels lack it
 	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}, {Fd: int32(s.wake), Events: unix.POLLIN}}
 	for {
 		pfd[0].Revents, pfd[1].Revents = 0, 0
@@ -213,14 +229,18 @@ func (s *supervisor) loop() {
 			}
 			continue
 		}
-		req := new(seccompNotif)
-		if err := ioctlPtr(s.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(req)); err != nil {
+		var req seccompNotif
+		if err := ioctlPtr(s.fd, unix.SECCOMP_IOCTL_NOTIF_RECV, unsafe.Pointer(&req)); err != nil {
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOENT) {
 				continue // interrupted, or the caller died before it was read
 			}
 			return
 		}
-		s.dispatch(req)
+		if caps == nil {
+			s.answer(req.ID, unix.EACCES, false)
+			continue
+		}
+		s.handle(&req, caps)
 	}
 }
 
@@ -267,38 +287,15 @@ func (s *supervisor) addFD(id uint64, fd int, cloexec bool) error {
 	return nil
 }
 
-// maxWorkers bounds the threads answering one run's notifications at once; a notification
-// waits for one when all are busy (an open of a FIFO can hold one until its other end opens).
-const maxWorkers = 64
-
-// dispatch hands a notification to an idle worker, or to a new one.
-func (s *supervisor) dispatch(req *seccompNotif) {
-	select {
-	case s.work <- req:
-		return
-	default:
-	}
-	if s.workers < maxWorkers {
-		s.workers++
-		s.handlers.Add(1)
-		go s.worker(req)
-		return
-	}
-	s.work <- req
-}
-
-// worker answers notifications on a thread of its own whose effective capabilities are
-// dropped (a thread's capabilities are its own), so that it resolves and opens files with no
-// more than the command's own rights (the command runs without capabilities, as uid 0 where
-// Warden is root); they are raised only to look at a process the kernel would not otherwise
-// show it (see looking).
-func (s *supervisor) worker(first *seccompNotif) {
+// fifoOpen finishes, on a thread of its own, an open of a FIFO the loop checked: it waits for
+// the other end, which only another process of the sandbox can open, through the loop.
+func (s *supervisor) fifoOpen(id uint64, fd, flags int) {
 	defer s.handlers.Done()
+	defer unix.Close(fd)
 	runtime.LockOSThread()
 	caps, err := threadCaps()
 	if err != nil || caps.lower() != nil {
-		// Still locked: the thread ends with the goroutine instead of serving others.
-		s.answer(first.ID, unix.EACCES, false)
+		s.answer(id, unix.EACCES, false) // still locked: the thread ends with the goroutine
 		return
 	}
 	defer func() {
@@ -306,8 +303,20 @@ func (s *supervisor) worker(first *seccompNotif) {
 			runtime.UnlockOSThread()
 		}
 	}()
-	for req := first; req != nil; req = <-s.work {
-		s.handle(req, caps)
+	s.mu.Lock()
+	s.fifos[fd] = struct{}{}
+	s.mu.Unlock()
+	nf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), reopenFlags(flags), 0)
+	s.mu.Lock()
+	delete(s.fifos, fd)
+	s.mu.Unlock()
+	if err != nil {
+		s.answer(id, errnoOf(err), false)
+		return
+	}
+	defer unix.Close(nf)
+	if err := s.addFD(id, nf, flags&unix.O_CLOEXEC != 0); err != nil {
+		s.answer(id, errnoOf(err), false)
 	}
 }
 
