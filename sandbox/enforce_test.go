@@ -127,6 +127,8 @@ func TestEnforceDodges(t *testing.T) {
 		{"rm linked", "ln -s /bin/rm ./r && ./r f", "no-rm", "execute", "/rm", nil},
 		{"rm through env", "env -i /usr/bin/rm f", "no-rm", "execute", "/rm", nil},
 		{"rm exec -a", "exec -a ls rm f", "no-rm", "execute", "/rm", nil},
+		{"rm as a script's interpreter", "printf '#!/bin/rm -f\\n' > s && chmod +x s && ./s f", "no-rm", "execute", "/rm", nil},
+		{"hook as an interpreter", "printf '#!%s/.git/hooks/x\\n' \"$PWD\" > s && chmod +x s && ./s", "no-hooks", "execute", "/.git/hooks/x", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,6 +63,46 @@ func (c *supervisedCall) exec(dirfd int, addr, argvAddr uint64, flags int) (unix
 	if !c.s.idValid(c.req.ID) {
 		return unix.ENOENT, false
 	}
+	refused := false
+	// A script runs its interpreter, which the kernel starts without a call of its own: the
+	// interpreter is checked as the program, with the argv the kernel gives it.
+	for range maxInterpreters + 1 {
+		if c.checkProgram(fd, real, argv) {
+			refused = true
+		}
+		interp, arg, ok := shebang(fd)
+		if !ok {
+			break
+		}
+		next := []string{interp}
+		if arg != "" {
+			next = append(next, arg)
+		}
+		next = append(next, p)
+		if len(argv) > 1 {
+			next = append(next, argv[1:]...)
+		}
+		abs, errno := c.abs(unix.AT_FDCWD, interp)
+		if errno != 0 {
+			break // the kernel fails the call itself
+		}
+		if fd, real, errno = c.resolve(abs, true, false); errno != 0 {
+			break
+		}
+		argv, p = next, interp
+	}
+	if refused {
+		return unix.EACCES, false
+	}
+	return 0, true
+}
+
+// maxInterpreters is how many scripts deep the kernel follows "#!" (BINPRM_MAX_RECURSION).
+const maxInterpreters = 4
+
+// checkProgram checks running the program fd (at real) with argv: execute on its path, and the
+// command rules on argv, the program known by what it is. It records what refuses it.
+func (c *supervisedCall) checkProgram(fd int, real string, argv []string) bool {
 	refused := c.check(action.OpExecute, real, false) != nil
 	norm := []string{boundary.CommandText(argv)}
 	if len(argv) == 0 {
@@ -79,10 +119,37 @@ func (c *supervisedCall) exec(dirfd int, addr, argvAddr uint64, flags int) (unix
 		}
 		refused = true
 	}
-	if refused {
-		return unix.EACCES, false
+	return refused
+}
+
+// shebang reads a script's "#!" line, as the kernel does: the interpreter and at most one
+// argument (the rest of the line).
+func shebang(fd int) (interp, arg string, ok bool) {
+	f, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY|unix.O_NONBLOCK, 0)
+	if err != nil {
+		return "", "", false
 	}
-	return 0, true
+	defer unix.Close(f)
+	var st unix.Stat_t
+	if unix.Fstat(f, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return "", "", false
+	}
+	buf := make([]byte, 256) // BINPRM_BUF_SIZE
+	n, _ := unix.Read(f, buf)
+	if n < 2 || buf[0] != '#' || buf[1] != '!' {
+		return "", "", false
+	}
+	line := string(buf[2:max(n, 2)])
+	if i := strings.IndexByte(line, '\n'); i >= 0 {
+		line = line[:i]
+	}
+	line = strings.Trim(line, " \t")
+	interp, arg, _ = strings.Cut(line, " ")
+	if j := strings.IndexByte(interp, '\t'); j >= 0 {
+		interp, arg = interp[:j], interp[j+1:]+" "+arg
+	}
+	arg = strings.Trim(arg, " \t")
+	return interp, arg, interp != ""
 }
 
 // procExec resolves a program named through /proc (fexecve's /proc/self/fd/N).

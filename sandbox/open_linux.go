@@ -143,7 +143,7 @@ func (c *supervisedCall) open(dirfd int, addr uint64, flags int, mode uint32, re
 		if flags&(unix.O_CREAT|unix.O_EXCL) == unix.O_CREAT|unix.O_EXCL {
 			return unix.EEXIST
 		}
-		return c.reopen(fd, real, flags)
+		return c.reopen(fd, real, flags, mode)
 	}
 	return unix.ELOOP
 }
@@ -171,7 +171,7 @@ func (c *supervisedCall) openPath(start int, rel string, flags int, resolve uint
 
 // reopen checks the file fd names (at real) for the open's flags and installs it in the
 // process, opened with those flags.
-func (c *supervisedCall) reopen(fd int, real string, flags int) unix.Errno {
+func (c *supervisedCall) reopen(fd int, real string, flags int, mode uint32) unix.Errno {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return errnoOf(err)
@@ -206,6 +206,10 @@ func (c *supervisedCall) reopen(fd int, real string, flags int) unix.Errno {
 		return errnoOf(err)
 	}
 	c.keep(nf)
+	if flags&unix.O_TMPFILE == unix.O_TMPFILE {
+		// An unnamed file made just now: its mode is the call's, as for a created one.
+		unix.Fchmod(nf, mode&^umask(c.pid)&0o7777)
+	}
 	return c.install(nf, cloexec)
 }
 

@@ -113,7 +113,7 @@ func (c *supervisedCall) procOpen(pp string, flags int) unix.Errno {
 	if strings.HasPrefix(real, "/memfd:") {
 		real = "" // no path: an anonymous file
 	}
-	return c.reopen(fd, real, flags)
+	return c.reopen(fd, real, flags, 0)
 }
 
 // procMagic says whether segs (the path below /proc) goes through a magic link, and returns
