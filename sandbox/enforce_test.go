@@ -252,3 +252,20 @@ unlink out/h && rmdir out/deep && echo done`
 		t.Errorf("exit %d, refusals %v, output:\n%s\nwant:\n%s", res.ExitCode, res.Refusals, out, want)
 	}
 }
+
+// A FIFO's opens wait for each other through the supervisor, and one left waiting when the
+// command ends does not keep Run from returning.
+func TestEnforceFIFO(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := enforcedWorkspace(t)
+	res, out := runEnforced(t, ws, `mkfifo p && { (echo through > p) & cat p; wait; }`)
+	if res.ExitCode != 0 || out != "through\n" {
+		t.Errorf("exit %d, output %q", res.ExitCode, out)
+	}
+	// A reader with no writer: wait until it is in its open (openat, 257 on amd64; any call on
+	// another architecture), then end the command under it.
+	res, out = runEnforced(t, ws, `mkfifo q; cat q & p=$!; until read -r nr rest < /proc/$p/syscall && [ "$nr" = 257 ] && [ -p q ]; do :; done; exit 3`)
+	if res.ExitCode != 3 {
+		t.Errorf("exit %d, output %q", res.ExitCode, out)
+	}
+}

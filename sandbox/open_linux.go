@@ -197,6 +197,9 @@ func (c *supervisedCall) reopen(fd int, real string, flags int, mode uint32) uni
 		if err != nil {
 			return errnoOf(err)
 		}
+		c.s.mu.Lock()
+		c.s.fifos[dup] = struct{}{} // before the loop takes the next call, so stop sees it
+		c.s.mu.Unlock()
 		c.s.handlers.Add(1)
 		go c.s.fifoOpen(c.req.ID, dup, flags)
 		return 0

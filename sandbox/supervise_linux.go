@@ -153,15 +153,21 @@ func (s *supervisor) doStop() {
 	if s.isAttached() {
 		<-s.loopDone
 	}
-	// An open of a FIFO waits for the other end, which is gone: open that end for it.
+	// An open of a FIFO waits for the other end, which is gone: hold both ends open until
+	// every such open has ended (a FIFO open with both ends does not wait). The loop is done,
+	// so no FIFO open starts after this.
+	var held []int
 	s.mu.Lock()
 	for fd := range s.fifos {
 		if f, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
-			unix.Close(f)
+			held = append(held, f)
 		}
 	}
 	s.mu.Unlock()
 	s.handlers.Wait()
+	for _, f := range held {
+		unix.Close(f)
+	}
 	if s.fd >= 0 {
 		unix.Close(s.fd)
 	}
@@ -291,7 +297,12 @@ func (s *supervisor) addFD(id uint64, fd int, cloexec bool) error {
 // the other end, which only another process of the sandbox can open, through the loop.
 func (s *supervisor) fifoOpen(id uint64, fd, flags int) {
 	defer s.handlers.Done()
-	defer unix.Close(fd)
+	defer func() {
+		s.mu.Lock()
+		delete(s.fifos, fd) // before it is closed: stop opens what s.fifos names
+		s.mu.Unlock()
+		unix.Close(fd)
+	}()
 	runtime.LockOSThread()
 	caps, err := threadCaps()
 	if err != nil || caps.lower() != nil {
@@ -303,13 +314,7 @@ func (s *supervisor) fifoOpen(id uint64, fd, flags int) {
 			runtime.UnlockOSThread()
 		}
 	}()
-	s.mu.Lock()
-	s.fifos[fd] = struct{}{}
-	s.mu.Unlock()
 	nf, err := unix.Open("/proc/self/fd/"+strconv.Itoa(fd), reopenFlags(flags), 0)
-	s.mu.Lock()
-	delete(s.fifos, fd)
-	s.mu.Unlock()
 	if err != nil {
 		s.answer(id, errnoOf(err), false)
 		return
