@@ -22,7 +22,7 @@ import (
 
 // msgNotify carries the seccomp listener, as the attached file descriptor, before the command
 // starts.
-const msgNotify = 'S'
+const msgNotify = 'L'
 
 // fsCall is a watched system call, by what its arguments are.
 type fsCall uint8
