@@ -2,6 +2,7 @@ package egress
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -77,6 +78,12 @@ const (
 	// Host and Port are the CONNECT target's, and Detail says why, naming the server name
 	// when there is one.
 	ReasonSNIMismatch Reason = "sni_mismatch"
+	// ReasonPlaceholder: the host may be reached, but the request holds a placeholder of a
+	// protected value that may not go there (or one the proxy does not hold), or, while
+	// placeholders are held, a body with a Content-Encoding, which cannot be read for them, to
+	// a host that no placeholder's value may go to. Detail names the variable the placeholder
+	// was bound to, never a value.
+	ReasonPlaceholder Reason = "placeholder_refused"
 )
 
 // A Decision is the answer to one check. The zero Decision denies.
@@ -155,6 +162,10 @@ type Options struct {
 	// (Decision.Addrs is empty), any other name is denied. For what-if checks only: a Proxy
 	// needs addresses and refuses such a Checker.
 	NoResolve bool
+	// RootCAs are the roots a Proxy verifies a host's certificate against where it terminates
+	// TLS to put values in place of placeholders (see Proxy.Substitute); nil means this host's
+	// system roots. Tests name their own hosts' roots here.
+	RootCAs *x509.CertPool
 }
 
 // A Checker judges targets. It is immutable and safe for concurrent use.
@@ -164,13 +175,14 @@ type Checker struct {
 	resolver  Resolver
 	noResolve bool
 	own       *ownAddrs
+	roots     *x509.CertPool
 }
 
 // New returns a Checker for o. The host addresses it refuses are those of the network
 // namespace of the thread that calls New (in Warden, the process's), as they are at each
 // check: it shares with every other Checker there a subscription to their changes.
 func New(o Options) *Checker {
-	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve, own: ownAddrsHere()}
+	c := &Checker{mode: o.Mode, list: o.Allowlist, resolver: o.Resolver, noResolve: o.NoResolve, own: ownAddrsHere(), roots: o.RootCAs}
 	if c.list == nil {
 		c.list = DefaultAllowlist()
 	}

@@ -28,6 +28,10 @@
 //     checked addresses, refuses a connection that turns out to reach this host itself (its
 //     source address is its destination), checks the TLS server name a tunnel starts with, and
 //     can be widened in place ([Proxy.AllowOnce]).
+//   - [Proxy.Substitute] has a proxy write protected values in place of their placeholders
+//     ([NewPlaceholder]) only in requests to the hosts each may go to, terminating TLS for
+//     those hosts with a per-session [CA], and refuse a placeholder anywhere else
+//     (ReasonPlaceholder): the values never enter the sandbox.
 //   - [FromEnv] reads SANDBOX_EGRESS and SANDBOX_EGRESS_ALLOWLIST.
 //
 // docs/egress.md describes the rules for operators.

@@ -62,7 +62,7 @@ func TestDocsNameEveryRangeAndReason(t *testing.T) {
 		egress.ReasonListed, egress.ReasonAllowedOnce, egress.ReasonOpen, egress.ReasonNotAllowed,
 		egress.ReasonPrivate, egress.ReasonReserved, egress.ReasonUnresolvable, egress.ReasonNotResolved,
 		egress.ReasonInvalidTarget, egress.ReasonAllowedTenant, egress.ReasonSNIMismatch,
-		egress.ReasonHostAddress, egress.ReasonPortNotAllowed,
+		egress.ReasonHostAddress, egress.ReasonPortNotAllowed, egress.ReasonPlaceholder,
 	} {
 		if !strings.Contains(string(doc), "`"+string(r)+"`") {
 			t.Errorf("docs/egress.md does not explain the reason %s", r)

@@ -3,6 +3,7 @@ package egress
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,11 @@ type ProxyOptions struct {
 	// added to the tenant's list widens every proxy sharing it at once: it must be safe for
 	// concurrent use and fast.
 	Tenant func() *Allowlist
+	// CALifetime is how long the proxy's certificate authority is valid (see CA); a new one
+	// is made when it has run out. Default DefaultCALifetime.
+	CALifetime time.Duration
+	// Now is the clock the CA's lifetime is read from. Default time.Now.
+	Now func() time.Time
 	// OnDecision, if set, is called with every decision the proxy makes, from the request's
 	// goroutine (a tunnel's server name refused, ReasonSNIMismatch, from the goroutine relaying
 	// the tunnel, after the CONNECT's own decision): it must be safe for concurrent use and
@@ -67,10 +73,12 @@ type Proxy struct {
 	rp      *httputil.ReverseProxy
 	tr      *http.Transport
 
-	mu      sync.Mutex // guards the writers of extra, and tunnels
+	mu      sync.Mutex // guards the writers of extra and subs, tunnels, and ca
 	extra   atomic.Pointer[Allowlist]
+	subs    atomic.Pointer[subTable] // nil: no placeholder held
 	tunnels map[net.Conn]struct{}
 	closed  bool
+	ca      *CA
 }
 
 // ErrNoResolve is returned by NewProxy for a Checker that does not resolve names: a proxy
@@ -97,6 +105,12 @@ func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
 	if o.ReadHeaderTimeout <= 0 {
 		o.ReadHeaderTimeout = 10 * time.Second
 	}
+	if o.CALifetime <= 0 {
+		o.CALifetime = DefaultCALifetime
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 	p := &Proxy{checker: c, opts: o, tunnels: map[net.Conn]struct{}{}}
 	p.dialer = net.Dialer{Timeout: o.DialTimeout, Control: p.refuseAtConnect}
 	p.tr = &http.Transport{
@@ -107,11 +121,19 @@ func NewProxy(c *Checker, o ProxyOptions) (*Proxy, error) {
 		TLSHandshakeTimeout:   o.DialTimeout,
 		MaxIdleConnsPerHost:   16,
 		DisableCompression:    true, // pass bodies through as the upstream sent them
+		// Where the proxy terminates TLS (placeholders), the real host's certificate is
+		// verified as any client would.
+		TLSClientConfig: &tls.Config{RootCAs: c.roots, MinVersion: tls.VersionTLS12},
 	}
 	p.rp = &httputil.ReverseProxy{
-		Rewrite:   func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
-		Transport: p.tr,
+		Rewrite:        func(*httputil.ProxyRequest) {}, // ServeHTTP sets the outbound URL and Host
+		Transport:      p.tr,
+		ModifyResponse: hide, // placeholders back in place of values a host echoes
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if ref, ok := r.Context().Value(refusalKey{}).(*refusal); ok && ref.get() != nil {
+				p.refusePlaceholder(w, r.URL.Host, ref.get()) // a streamed body's placeholder
+				return
+			}
 			if re, ok := errors.AsType[*RefusedError](err); ok {
 				refuse(w, r.URL.Host, re.Decision) // DialContext reported it
 				return
@@ -296,6 +318,11 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.serveConnect(w, r)
 		return
 	}
+	p.forward(w, r)
+}
+
+// forward handles a request in absolute form: checked, rewritten (placeholders) and sent on.
+func (p *Proxy) forward(w http.ResponseWriter, r *http.Request) {
 	if !r.URL.IsAbs() || r.URL.Host == "" {
 		answer(w, http.StatusBadRequest, "",
 			"warden egress: this is a proxy: send CONNECT host:port or an absolute URL (GET http://host/path); the Host header never chooses a destination\n")
@@ -328,7 +355,36 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		out.URL.Host = t.Host.hostPort(t.Port)
 	}
 	out.Host = out.URL.Host
-	p.rp.ServeHTTP(w, out)
+	ref := &refusal{}
+	if err := p.rewrite(out, t.Host, t.Port, ref); err != nil {
+		p.refusePlaceholder(w, t.String(), err)
+		return
+	}
+	rctx := context.WithValue(out.Context(), refusalKey{}, ref)
+	if hd := p.subs.Load().hiderFor(t.Host, t.Port); hd != nil {
+		// The response is read for the values sent here, so it must come unencoded.
+		out.Header.Del("Accept-Encoding")
+		rctx = context.WithValue(rctx, hideKey{}, hd)
+	}
+	p.rp.ServeHTTP(w, out.WithContext(rctx))
+}
+
+// refusalKey carries a request's refusal to the reverse proxy's ErrorHandler.
+type refusalKey struct{}
+
+// refusePlaceholder answers 403 for a request refused for a placeholder, and reports it.
+func (p *Proxy) refusePlaceholder(w http.ResponseWriter, target string, err error) {
+	host, port := target, uint16(0)
+	if t, perr := ParseTarget(target); perr == nil {
+		host, port = t.Host.String(), t.Port
+	}
+	d := Decision{Host: host, Port: port, Reason: ReasonPlaceholder, Detail: err.Error()}
+	if !errors.Is(err, ErrPlaceholder) {
+		answer(w, http.StatusBadRequest, "", fmt.Sprintf("warden egress: %s: %v\n", target, err))
+		return
+	}
+	p.report(d)
+	refuse(w, target, d)
 }
 
 func (p *Proxy) report(d Decision) {
@@ -364,6 +420,11 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 	d := p.checkHost(ctx, t.Host, t.Port)
 	if !d.Allow {
 		refuse(w, t.String(), d)
+		return
+	}
+	if p.subs.Load().allows(t.Host, t.Port) {
+		cancel()
+		p.intercept(w, t, d)
 		return
 	}
 	upstream, err := p.dialChecked(ctx, d)

@@ -51,7 +51,7 @@ func newProxyFixture(tb testing.TB, mode egress.Mode, po egress.ProxyOptions) *p
 	if err != nil {
 		tb.Fatal(err)
 	}
-	c := egress.New(egress.Options{Mode: mode, Allowlist: list, Resolver: f.res})
+	c := egress.New(egress.Options{Mode: mode, Allowlist: list, Resolver: f.res, RootCAs: testHostRoots})
 	po.OnDecision = func(d egress.Decision) {
 		f.mu.Lock()
 		f.decisions = append(f.decisions, d)

@@ -2,6 +2,10 @@ package egress_test
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"io"
 	"log"
@@ -15,8 +19,15 @@ import (
 	"github.com/wardenhq/warden/internal/testnet"
 )
 
+// testHostRoots trusts the certificate of the test host's HTTPS on port 8443.
+var testHostRoots *x509.CertPool
+
 func TestMain(m *testing.M) {
 	testnet.ServeIfHost(serveTestHost)
+	var err error
+	if testHostRoots, err = testnet.UseTLS(); err != nil {
+		log.Fatal(err)
+	}
 	os.Exit(m.Run())
 }
 
@@ -27,16 +38,32 @@ type hostReply struct {
 	Path   string `json:"path"`
 	Remote string `json:"remote"`
 	TLS    bool   `json:"tls"`
+	// Query, Header and Body are what the request carried, and Digest the SHA-256 (hex) of its
+	// path, query, Authorization header and body, joined by newlines: what the host received,
+	// whatever the proxy does to the echo on the way back.
+	Query  string      `json:"query"`
+	Header http.Header `json:"header"`
+	Body   string      `json:"body"`
+	Digest string      `json:"digest"`
 }
 
-// serveTestHost serves HTTP on addr:80 and HTTPS (net/http/httptest's certificate) on
-// addr:443, an echo of every byte on addr:7, and on addr:25 a server that speaks first, as
+// requestDigest is hostReply.Digest.
+func requestDigest(path, query, auth, body string) string {
+	sum := sha256.Sum256([]byte(path + "\n" + query + "\n" + auth + "\n" + body))
+	return hex.EncodeToString(sum[:])
+}
+
+// serveTestHost serves HTTP on addr:80, HTTPS (net/http/httptest's certificate) on
+// addr:443 and HTTPS with a certificate for addr (testnet.HostTLS) on addr:8443, an echo of every byte on addr:7, and on addr:25 a server that speaks first, as
 // SMTP's does (a greeting, then "250 " and each line it is sent), for as long as the test
 // host lives.
 func serveTestHost(addr string) error {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(hostReply{Host: r.Host, Method: r.Method, Path: r.URL.Path, Remote: r.RemoteAddr, TLS: r.TLS != nil})
+		_ = json.NewEncoder(w).Encode(hostReply{Host: r.Host, Method: r.Method, Path: r.URL.Path, Remote: r.RemoteAddr, TLS: r.TLS != nil,
+			Query: r.URL.RawQuery, Header: r.Header, Body: string(body),
+			Digest: requestDigest(r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization"), string(body))})
 	})
 	plain, err := net.Listen("tcp", net.JoinHostPort(addr, "80"))
 	if err != nil {
@@ -54,6 +81,17 @@ func serveTestHost(addr string) error {
 	if err != nil {
 		return err
 	}
+	own, err := testnet.HostTLS(addr)
+	if err != nil {
+		return err
+	}
+	ownLn, err := tls.Listen("tcp", net.JoinHostPort(addr, "8443"), own)
+	if err != nil {
+		return err
+	}
+	// The tests hand the host's TLS to clients that do not trust it, on purpose.
+	ownSrv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() { _ = ownSrv.Serve(ownLn) }()
 	go serveConns(echo, func(c net.Conn) { _, _ = io.Copy(c, c) })
 	go serveConns(greet, func(c net.Conn) {
 		_, _ = io.WriteString(c, "220 test host ready\r\n")

@@ -117,6 +117,10 @@ type Options struct {
 	// Now is the clock of the roles' session rates (policy.RoleSessions.PerMinute); nil is
 	// time.Now. Tests set it so that a minute passes without sleeping.
 	Now func() time.Time
+
+	// sdkOnly sends every call through the SDK's server and client instead of the lean path
+	// and hop (tests compare the two with it).
+	sdkOnly bool
 }
 
 // Gateway serves MCP sessions. It is safe for concurrent use.
@@ -166,6 +170,9 @@ type Gateway struct {
 	sampler *refusalSampler // refusals without a valid token, counted by source
 	// stopRevocations ends the watch of the store's token revocations, and waits for it.
 	stopRevocations context.CancelFunc
+
+	// leanServed counts the calls the lean path served (lean.go).
+	leanServed atomic.Uint64
 }
 
 type snapshot struct {
@@ -244,6 +251,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	g.allowed = &allowedHosts{store: o.Approvals, logger: o.Logger, policy: func() *policy.Policy { return g.snapshot.Load().p }}
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
+	g.upstream.sdkOnly = o.sdkOnly
 	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces,
 		refused: g.connectorEgressRefused}
 	g.sampler = newRefusalSampler(g, o.Bounds)
@@ -344,7 +352,7 @@ func (g *Gateway) Handler() http.Handler {
 			return s.server
 		}
 		return lobby
-	}, &mcp.StreamableHTTPOptions{Logger: g.logger, MaxRequestBodyBytes: maxBody, SessionTimeout: max(g.o.IdleTimeout, 0)})
+	}, &mcp.StreamableHTTPOptions{Logger: g.logger, MaxRequestBodyBytes: maxBody})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, err := g.authenticate(r)
 		if err != nil {
@@ -358,9 +366,11 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		id := r.Header.Get("Mcp-Session-Id")
 		ctx := context.WithValue(r.Context(), tokenKey, tok)
+		var known bool // id names a session Warden holds
 		if id != "" {
 			g.mu.Lock()
-			owner, known := g.byMCP[id]
+			var owner string
+			owner, known = g.byMCP[id]
 			g.mu.Unlock()
 			if known && owner != tok.ID {
 				// Another token's session: as far as this token can tell, it does not exist.
@@ -379,13 +389,15 @@ func (g *Gateway) Handler() http.Handler {
 		// that turns out too large, and one that is not JSON-RPC, are refused here, where
 		// they can be recorded; the SDK would refuse them in plain text, and record nothing.
 		var msgs []*jsonrpc.Request
+		var body []byte
 		if r.Method == http.MethodPost {
 			if r.Body != nil {
 				held := &heldBody{ReadCloser: r.Body, f: g.flight, left: r.ContentLength}
 				defer held.release()
 				r.Body = held
 			}
-			body, x := g.readBody(r)
+			var x *rejection
+			body, x = g.readBody(r)
 			if x == nil {
 				msgs, x = inspect(body)
 			}
@@ -393,6 +405,15 @@ func (g *Gateway) Handler() http.Handler {
 				g.refuse(w, r, tok, *x)
 				return
 			}
+		}
+		if id != "" && !known {
+			// A session Warden does not hold: it has ended, or never was. Refused here, not
+			// left to the SDK, which may still hold an ended session for a moment (its close
+			// waits for the session's requests in flight, and some are closed in the
+			// background).
+			g.refuse(w, r, tok, rejection{status: http.StatusNotFound, rpc: codeRefused, code: "unknown_session",
+				msg: "session not found: it has ended, or never existed", id: onlyID(msgs)})
+			return
 		}
 		initialize := slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "initialize" })
 		if id == "" && r.Method == http.MethodPost && !initialize &&
@@ -430,9 +451,36 @@ func (g *Gateway) Handler() http.Handler {
 		} else {
 			r.Header.Del(requestHeader)
 		}
+		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodPost {
+			s.enter()
+			defer s.leave()
+			s.cancelLean(msgs)
+			if len(msgs) == 1 && !g.o.sdkOnly {
+				if p, ok := leanTake(r, s, body, msgs[0]); ok {
+					g.leanServed.Add(1)
+					s.serveLean(w, r.WithContext(ctx), msgs[0].ID, p)
+					return
+				}
+			}
+		}
 		mcpHandler.ServeHTTP(held, r.WithContext(ctx))
 		held.finish(g, r, tok, msgs)
 	})
+}
+
+// sessionOf is the Warden session a request is for: the one it opens (in ctx), or the one
+// its Mcp-Session-Id names, if tok opened it.
+func (g *Gateway) sessionOf(ctx context.Context, id string, tok *auth.Token) *session {
+	if s, _ := ctx.Value(sessionKey).(*session); s != nil {
+		return s
+	}
+	if id == "" {
+		return nil
+	}
+	if s := g.sessionByMCP(id); s != nil && s.token.ID == tok.ID {
+		return s
+	}
+	return nil
 }
 
 // knownMethod reports whether a method is one of MCP's that a session serves.

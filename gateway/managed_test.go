@@ -14,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/policy"
 )
 
@@ -97,7 +98,7 @@ func TestManagedReferencesAreCheckedAtEachUse(t *testing.T) {
 
 	h := handleOf("mcp__vault__issue")
 	out, isErr := use(h)
-	if isErr || out == "" || strings.Contains(out, "hunter2") || !strings.Contains(out, "pw="+h) {
+	if isErr || out == "" || strings.Contains(out, "hunter2") || !strings.Contains(out, "pw="+egress.PlaceholderPrefix) {
 		t.Errorf("a managed reference bound to a process: %v %q", isErr, out)
 	}
 	if resolved.Load() != 1 {

@@ -72,8 +72,8 @@ func (s *session) onEgress(d egress.Decision) {
 		return
 	}
 	key := fmt.Sprintf("%s|%d|%s", d.Host, d.Port, d.Reason)
-	if d.Reason == egress.ReasonSNIMismatch {
-		key += "|" + d.Detail // each server name refused on one host is its own event
+	if d.Reason == egress.ReasonSNIMismatch || d.Reason == egress.ReasonPlaceholder {
+		key += "|" + d.Detail // each server name, or binding, refused on one host is its own event
 	}
 	if !s.egressSeen.first(key) {
 		return
@@ -145,6 +145,7 @@ func (s *session) nativeOptions() native.Options {
 	o := s.g.o.Native
 	o.Workspace = s.workspace
 	o.Sandbox.Proxy = s.proxyConn
+	o.Sandbox.CABundle = s.caBundle
 	o.Sandbox.Hidden = append(append([]string(nil), o.Sandbox.Hidden...), s.g.otherWorkspaces(s.workspace)...)
 	o.Sandbox.Boundaries = s.sandboxRules
 	timeout := fetchTimeout

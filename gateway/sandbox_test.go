@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"crypto/x509"
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -20,9 +22,32 @@ import (
 	"github.com/wardenhq/warden/internal/testnet"
 )
 
+// testHostRoots trusts the test hosts' HTTPS (testnet.UseTLS); the sessions' proxies are told
+// to, where a test gives them a checker.
+var testHostRoots *x509.CertPool
+
 func TestMain(m *testing.M) {
-	testnet.ServeIfHost(testnet.ServeHello)
-	os.Exit(m.Run())
+	testnet.ServeIfHost(testnet.ServeHelloAndRecord)
+	os.Exit(runTests(m))
+}
+
+func runTests(m *testing.M) int {
+	if os.Getenv(sandboxedHelperEnv) == "1" {
+		return m.Run() // a connector's process: its environment is the test's subject
+	}
+	var err error
+	if testHostRoots, err = testnet.UseTLS(); err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "warden-test-hosts-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	if err := testnet.Record(dir); err != nil {
+		log.Fatal(err)
+	}
+	return m.Run()
 }
 
 const sandboxPolicy = `

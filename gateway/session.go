@@ -45,6 +45,16 @@ type session struct {
 	secrets    *secret.Registry
 	mcpID      atomic.Pointer[string]
 	ss         atomic.Pointer[mcp.ServerSession]
+	// ready: the client said it is initialized (notifications/initialized), so the SDK would
+	// serve its calls; the lean path serves none before.
+	ready atomic.Bool
+	// leanCalls end the calls the lean path serves, by JSON-RPC id, when the client cancels one.
+	leanCalls map[string]context.CancelCauseFunc
+
+	// The idle timer (see enter): POSTs in progress, and the timer that closes the session.
+	idleMu    sync.Mutex
+	idleRefs  int
+	idleTimer *time.Timer
 
 	gs atomic.Pointer[gate.Session] // replaced when the surface is computed again
 
@@ -161,7 +171,8 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (_ *session, err er
 			Resources: &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
-		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
+		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.ready.Store(true) },
+		SubscribeHandler:   func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
 		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
 			return s.subscribe(ctx, r.Params.URI, false)
 		},
@@ -708,57 +719,66 @@ func refusal(blockers []review.Blocker) *mcp.CallToolResult {
 		Text: "Warden did not run this call:\n" + describe(blockers)}}}
 }
 
-// handle runs one call of a listed tool: the pipeline of the gate (review, approval, money,
-// audit, execution with the review token), with the result protected before the model sees it.
+// handle runs one call of a listed tool for the SDK's server (see serveCall).
 func (s *session) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	res, err := s.serveCall(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return res.toSDK()
+}
+
+// serveCall runs one call of a listed tool: the pipeline of the gate (review, approval, money,
+// audit, execution with the review token), with the result protected before the model sees it.
+func (s *session) serveCall(ctx context.Context, req *mcp.CallToolRequest) (callOutcome, error) {
 	name := req.Params.Name
 	s.mu.Lock()
 	e := s.tools[name]
 	s.mu.Unlock()
 	if e == nil {
-		return s.unlisted(ctx, name), nil
+		return callOutcome{sdk: s.unlisted(ctx, name)}, nil
 	}
 	args := map[string]any{}
 	if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 		var v any
 		if err := json.Unmarshal(raw, &v); err != nil {
-			return s.invalid(ctx, name, nil, "the arguments are not JSON: "+err.Error()), nil
+			return callOutcome{sdk: s.invalid(ctx, name, nil, "the arguments are not JSON: "+err.Error())}, nil
 		}
 		m, ok := v.(map[string]any)
 		if !ok {
-			return s.invalid(ctx, name, nil, "the arguments must be a JSON object"), nil
+			return callOutcome{sdk: s.invalid(ctx, name, nil, "the arguments must be a JSON object")}, nil
 		}
 		args = m
 	}
 	if e.schema != nil {
 		if err := e.schema.Validate(args); err != nil {
-			return s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+err.Error()), nil
+			return callOutcome{sdk: s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+err.Error())}, nil
 		}
 	}
 
 	if !s.g.admitCall() {
 		detail := errShuttingDown.Error() + "; the call did not run"
 		s.record(ctx, name, args, verdict.Unavailable, detail)
-		return refusal([]review.Blocker{{Code: verdict.Unavailable, Detail: detail, Decision: verdict.Deny}}), nil
+		return callOutcome{sdk: refusal([]review.Blocker{{Code: verdict.Unavailable, Detail: detail, Decision: verdict.Deny}})}, nil
 	}
 	ctx, cancel, release := s.callContext(ctx, req)
 	defer release()
 	w := s.wait(req, action.Digest(name, args), cancel)
 	defer s.unwait(w)
 	out, err := s.g.o.Gate.Call(ctx, s.current(), name, args, func(ctx context.Context, a *action.Action) (map[string]any, error) {
-		return s.run(ctx, e, a, args)
+		return s.run(ctx, e, a, args, len(req.Params.Arguments))
 	})
 	switch {
 	case out == nil:
-		return nil, err
+		return callOutcome{}, err
 	case out.Verdict.Decision == verdict.Deny:
-		return refusal(out.Verdict.Blockers), nil
+		return callOutcome{sdk: refusal(out.Verdict.Blockers)}, nil
 	case err != nil && !out.Ran:
-		return refusal([]review.Blocker{{Code: verdict.NotRecorded, Detail: err.Error(), Decision: verdict.Deny}}), nil
+		return callOutcome{sdk: refusal([]review.Blocker{{Code: verdict.NotRecorded, Detail: err.Error(), Decision: verdict.Deny}})}, nil
 	case out.Err != nil:
-		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.secrets.Redact(out.Err.Error())}}}, nil
+		return callOutcome{sdk: &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: s.secrets.Redact(out.Err.Error())}}}}, nil
 	}
-	return toResult(out.Result)
+	return callOutcome{plain: out.Result}, nil
 }
 
 // invalid refuses a call whose arguments are malformed, and records it.
@@ -768,8 +788,9 @@ func (s *session) invalid(ctx context.Context, name string, args map[string]any,
 }
 
 // run executes a call that passed the gate, and protects its result: envelopes become handles,
-// known values are redacted, and a malformed envelope withholds the whole result.
-func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[string]any) (map[string]any, error) {
+// known values are redacted, and a malformed envelope withholds the whole result. size is how
+// large the arguments were as the client sent them (a hint for the buffer they are sent in).
+func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[string]any, size int) (map[string]any, error) {
 	var res any
 	switch {
 	case a.Kind == "spawn_subagent":
@@ -785,10 +806,11 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		}
 		res = r
 	case e.up == nil:
-		env, err := s.bindings(ctx, e.tool, args)
+		env, release, err := s.bindings(ctx, e.tool, args)
 		if err != nil {
 			return nil, err
 		}
+		defer release()
 		r, err := s.exec.Run(ctx, a, env)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
@@ -824,17 +846,13 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 				send[protectedBindings] = bound
 			}
 		}
-		r, err := e.up.call(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead)
+		r, err := e.up.callPlain(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead, size)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
-		if m, ok := plainText(r); ok {
-			res = m
-		} else if res, err = plain(r); err != nil {
-			return nil, fmt.Errorf("the result of %s cannot be read: %w", e.remote, err)
-		}
+		res = r
 	}
-	return s.protect(res)
+	return s.protect(res, e.tool.Server.ID)
 }
 
 // plain turns a value into decoded JSON (maps, slices, strings, float64s, bools and nils), the
@@ -876,7 +894,7 @@ func plainText(r *mcp.CallToolResult) (map[string]any, bool) {
 // protect turns envelopes into handles (in structured content, and in text content that is a
 // JSON document) and redacts every known value, in one pass: on a malformed envelope anywhere,
 // nothing of the result is kept, and no handle made from it survives.
-func (s *session) protect(res any) (map[string]any, error) {
+func (s *session) protect(res any, source string) (map[string]any, error) {
 	m, ok := res.(map[string]any)
 	if !ok {
 		return nil, errors.New("the tool returned something that is not a result object")
@@ -907,7 +925,7 @@ func (s *session) protect(res any) (map[string]any, error) {
 		texts = append(texts, textPart{item: item, at: len(decoded)})
 		decoded = append(decoded, v)
 	}
-	all, err := s.secrets.Protect(map[string]any{"structured": m["structuredContent"], "texts": decoded})
+	all, err := s.secrets.ProtectFrom(source, map[string]any{"structured": m["structuredContent"], "texts": decoded})
 	if err != nil {
 		return nil, fmt.Errorf("the result was withheld: %w", err)
 	}
@@ -944,13 +962,17 @@ func declares(text string) bool {
 	return false
 }
 
-// bindings resolves a call's protectedBindings, for that process only.
-func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]any) (map[string]string, error) {
+// bindings resolves a call's protectedBindings for that process only (placeholders.go).
+func (s *session) bindings(ctx context.Context, t *policy.Tool, args map[string]any) (map[string]string, func(), error) {
 	field, ok := t.Input["protectedBindings"]
 	if !ok {
-		return nil, nil
+		return nil, func() {}, nil
 	}
-	return s.resolveBindings(ctx, field, args[field])
+	env, err := s.resolveBindings(ctx, field, args[field])
+	if err != nil || len(env) == 0 {
+		return env, func() {}, err
+	}
+	return s.placehold(env, args[field].(map[string]any))
 }
 
 // resolveBindings resolves an argument of names to protected:// handles into the values, for
@@ -1177,6 +1199,11 @@ func (s *session) endFor(ctx context.Context, why error) {
 	s.ended = true
 	kids := s.kids
 	s.mu.Unlock()
+	s.idleMu.Lock()
+	if s.idleTimer != nil {
+		s.idleTimer.Stop()
+	}
+	s.idleMu.Unlock()
 	s.stop(why)
 	g := s.g
 	g.mu.Lock()

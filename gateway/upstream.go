@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -32,6 +33,12 @@ type upstream struct {
 	onList func() // the catalog changed: sessions sync their tools
 	// sandbox is how a stdio process runs when the connector says sandbox: true.
 	sandbox connectorSandbox
+	sdkOnly bool
+	// hc carries an HTTP upstream's requests (with its credential), for the lean hop; nil for
+	// a stdio upstream, and when the pool's sdkOnly is set.
+	hc *http.Client
+	// lean counts the calls made on the lean hop.
+	lean *atomic.Uint64
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
@@ -69,6 +76,10 @@ type pool struct {
 	sandbox connectorSandbox
 	// errs counts the calls that failed at an upstream, by connector.
 	errs counts
+	// sdkOnly makes every call through the SDK's client (tests compare the two hops with it).
+	sdkOnly bool
+	// lean counts the calls made on the lean hop.
+	lean atomic.Uint64
 }
 
 func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpdatedNotificationParams)) *pool {
@@ -81,7 +92,8 @@ func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*u
 	p.mu.Lock()
 	u, ok := p.all[key]
 	if !ok {
-		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox, errs: &p.errs}
+		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox, errs: &p.errs,
+			sdkOnly: p.sdkOnly, lean: &p.lean}
 		p.all[key] = u
 	}
 	p.mu.Unlock()
@@ -174,6 +186,9 @@ func (u *upstream) dial(ctx context.Context) error {
 		hc := &http.Client{Transport: &headerTransport{base: upstreamTransport, header: up.CredentialHeader,
 			prefix: up.CredentialPrefix, value: u.credentialValue()}}
 		transport = &mcp.StreamableClientTransport{Endpoint: up.URL, HTTPClient: hc, DisableStandaloneSSE: false}
+		if !u.sdkOnly {
+			u.hc = hc
+		}
 	} else if u.server.Sandbox && !u.sandbox.native.Off {
 		// The connector's process runs in the sandbox, or not at all.
 		p, err := u.startSandboxed()
@@ -405,14 +420,56 @@ func (u *upstream) catalog() map[string]*mcp.Tool {
 	return u.tools
 }
 
-// call calls one tool, with the connector's timeout.
+// call calls one tool, with the connector's timeout, through the SDK.
 //
 // A call that finds the connection broken is tried once more on a new connection only when
 // retry is set (the tool only reads): a write may already have happened before the upstream
 // went away, and doing it twice is worse than failing.
 //
 // meta goes with the call as its _meta: who is calling (see callerMeta).
-func (u *upstream) call(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool) (_ *mcp.CallToolResult, err error) {
+func (u *upstream) call(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool) (res *mcp.CallToolResult, err error) {
+	err = u.attempt(ctx, retry, func(ctx context.Context, cs *mcp.ClientSession) (err error) {
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
+		return err
+	})
+	return res, err
+}
+
+// callPlain is call with the result in plain form (decoded JSON, what protection walks); size
+// is a hint of how large the arguments are, encoded. For
+// an HTTP upstream on a protocol version the lean hop speaks, the call is one POST written and
+// read by Warden (upstream_lean.go); otherwise it goes through the SDK.
+func (u *upstream) callPlain(ctx context.Context, name string, args map[string]any, meta mcp.Meta, retry bool, size int) (res map[string]any, err error) {
+	err = u.attempt(ctx, retry, func(ctx context.Context, cs *mcp.ClientSession) error {
+		if version, ok := u.leanCapable(cs); ok {
+			u.lean.Add(1)
+			res, err = u.leanCall(ctx, cs, version, name, args, meta, size)
+			return err
+		}
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
+		if err != nil {
+			return err
+		}
+		if m, ok := plainText(r); ok {
+			res = m
+			return nil
+		}
+		v, err := plain(r)
+		if err != nil {
+			return fmt.Errorf("the result of %s cannot be read: %w", name, err)
+		}
+		if res, _ = v.(map[string]any); res == nil {
+			return fmt.Errorf("the result of %s is not an object", name)
+		}
+		return nil
+	})
+	return res, err
+}
+
+// attempt runs one call on the upstream's connection, with the connector's timeout, dialling
+// first if it is not connected, and once more on a new connection when the first broke and
+// retry is set (see call).
+func (u *upstream) attempt(ctx context.Context, retry bool, do func(context.Context, *mcp.ClientSession) error) (err error) {
 	defer func() {
 		if err != nil && ctx.Err() == nil && u.errs != nil {
 			u.errs.add(u.server.ID) // the caller's giving up is not the upstream's failure
@@ -420,40 +477,40 @@ func (u *upstream) call(ctx context.Context, name string, args map[string]any, m
 	}()
 	for attempt := 0; ; attempt++ {
 		if err := u.connect(ctx); err != nil {
-			return nil, err
+			return err
 		}
 		u.mu.Lock()
 		cs := u.session
 		u.mu.Unlock()
 		if cs == nil {
-			return nil, fmt.Errorf("connector %s is not connected", u.server.ID)
+			return fmt.Errorf("connector %s is not connected", u.server.ID)
 		}
 		cctx, cancel := context.WithTimeout(ctx, u.server.Upstream.Timeout)
-		res, err := cs.CallTool(cctx, &mcp.CallToolParams{Meta: meta, Name: name, Arguments: args})
+		err := do(cctx, cs)
 		cancel()
 		switch {
 		case err == nil:
-			return res, nil
+			return nil
 		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
-			return nil, fmt.Errorf("connector %s did not answer within %s", u.server.ID, u.server.Upstream.Timeout)
+			return fmt.Errorf("connector %s did not answer within %s", u.server.ID, u.server.Upstream.Timeout)
 		case ctx.Err() != nil:
-			return nil, ctx.Err()
+			return ctx.Err()
 		case attempt == 0 && retry && isBroken(err):
 			u.drop(cs)
 			continue
 		case !retry && isBroken(err):
 			u.drop(cs)
-			return nil, fmt.Errorf("connector %s closed its connection during the call (has it crashed?); the call is not repeated, since the tool may change something and may have run: %w", u.server.ID, err)
+			return fmt.Errorf("connector %s closed its connection during the call (has it crashed?); the call is not repeated, since the tool may change something and may have run: %w", u.server.ID, err)
 		case isBroken(err):
 			// The SDK's words for this are bare ("EOF"): say what happened.
-			return nil, fmt.Errorf("connector %s closed its connection during the call, again after reconnecting (has it crashed?): %w", u.server.ID, err)
+			return fmt.Errorf("connector %s closed its connection during the call, again after reconnecting (has it crashed?): %w", u.server.ID, err)
 		case errors.As(err, new(*json.SyntaxError)):
 			// The upstream wrote something that is not JSON-RPC (a stray print on a stdio
 			// server's stdout): the SDK dropped the connection, and the next call reconnects.
 			// This one is not tried again: the tool may have run.
-			return nil, fmt.Errorf("connector %s answered with something that is not JSON-RPC, and its connection was dropped: %w", u.server.ID, err)
+			return fmt.Errorf("connector %s answered with something that is not JSON-RPC, and its connection was dropped: %w", u.server.ID, err)
 		}
-		return nil, fmt.Errorf("connector %s: %w", u.server.ID, err)
+		return fmt.Errorf("connector %s: %w", u.server.ID, err)
 	}
 }
 
@@ -468,7 +525,7 @@ var upstreamTransport = func() *http.Transport {
 }()
 
 func isBroken(err error) bool {
-	return errors.Is(err, mcp.ErrConnectionClosed) || strings.Contains(err.Error(), "connection closed") ||
+	return errors.Is(err, mcp.ErrConnectionClosed) || errors.Is(err, errSessionGone) || strings.Contains(err.Error(), "connection closed") ||
 		strings.Contains(err.Error(), "EOF") || strings.Contains(err.Error(), "broken pipe")
 }
 

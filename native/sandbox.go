@@ -33,6 +33,10 @@ type Sandbox struct {
 	// command or git, which the sandbox then enforces at the system call (sandbox.Spec's
 	// Boundaries); a nil answer enforces none. Refused calls are the Result's Refusals.
 	Boundaries func() sandbox.HardBlocks
+	// CABundle, if set, is asked at the start of each command that has a Proxy for the
+	// certificates its TLS clients should trust (sandbox.Spec.CABundle); nil or empty leaves
+	// them to the system's. The session's proxy answers while the command holds placeholders.
+	CABundle func() []byte
 }
 
 // gitHidden is hidden from git besides Sandbox.Hidden: git is told to read no system
@@ -82,6 +86,9 @@ func (e *Executor) runSandboxed(ctx context.Context, p proc, hidden []string, pr
 	}
 	if e.sandbox.Boundaries != nil {
 		spec.Boundaries = e.sandbox.Boundaries()
+	}
+	if proxy != nil && e.sandbox.CABundle != nil {
+		spec.CABundle = e.sandbox.CABundle()
 	}
 	res, err := sandbox.Run(ctx, spec)
 	if err != nil {

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/url"
@@ -9,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/egress"
 )
 
 // compileSearch reads who answers web searches.
@@ -276,6 +279,7 @@ func (c *compiler) declareServer(sc *ServerConfig, kind ServerKind) {
 			s.Sandbox = s.Upstream != nil
 		}
 	}
+	c.compileSecrets(s, sc)
 	c.addServer(s, sc)
 	prefix := "mcp__" + sc.ID + "__"
 	for i := range sc.Tools {
@@ -663,6 +667,48 @@ func (p *Policy) WithheldFor(name string) (*Server, *Withheld, bool) {
 
 // String describes a withheld entry: "what (reason)".
 func (w *Withheld) String() string { return fmt.Sprintf("%s (%s)", w.What, w.Reason) }
+
+// compileSecrets checks where a server's protected values may go (secrets:), each host as
+// the egress proxy would read it; without hosts, a url connector's own host.
+func (c *compiler) compileSecrets(s *Server, sc *ServerConfig) {
+	sec := sc.Secrets
+	listed := sec != nil && sec.Has("hosts")
+	if sec != nil {
+		s.ExposeSecrets = sec.ExposeToProcess
+	}
+	if !listed {
+		if u := s.Upstream; u != nil && u.URL != "" {
+			if parsed, err := url.Parse(u.URL); err == nil {
+				// A host the allowlist refuses (loopback, say) is no place for a value: none.
+				s.SecretHosts, _ = egress.NewAllowlist([]string{parsed.Host})
+			}
+		}
+		return
+	}
+	if sec.ExposeToProcess && len(sec.Hosts) > 0 {
+		c.errorf(sec.At("hosts"), "%s: secrets: a process given the values themselves (exposeToProcess) reaches any host it may; hosts would never be used", sc.ID)
+		return
+	}
+	var entries []string
+	for _, n := range sec.Hosts {
+		if _, err := egress.NewAllowlist([]string{n.Value}); err != nil {
+			msg := err.Error()
+			if le, ok := errors.AsType[egress.ListError](err); ok && len(le) == 1 {
+				msg = le[0].Err.Error()
+			}
+			c.errorf(n.Pos, "%s: secrets: host %q: %s", sc.ID, n.Value, msg)
+			continue
+		}
+		if slices.Contains(entries, n.Value) {
+			c.errorf(n.Pos, "%s: secrets: host %q is listed twice", sc.ID, n.Value)
+			continue
+		}
+		entries = append(entries, n.Value)
+	}
+	if len(entries) > 0 {
+		s.SecretHosts, _ = egress.NewAllowlist(entries)
+	}
+}
 
 // compileManaged checks a connector's managed references: a named issuer that no other
 // connector has, versions, and the upstream tool that resolves a reference.

@@ -169,6 +169,9 @@ type ServerConfig struct {
 	// Sandbox (connectors with a command upstream only) runs the connector's stdio process in
 	// the sandbox (Landlock, its own network namespace whose only way out is the egress proxy).
 	Sandbox bool `yaml:"sandbox"`
+	// Secrets says where the protected values the server's results declare may go when a
+	// sandboxed command is bound to them (see SecretsConfig).
+	Secrets *SecretsConfig `yaml:"secrets"`
 	// Tools is the server's tool catalog.
 	Tools []ToolConfig `yaml:"tools"`
 	// Withheld lists what the server deliberately does not build, and why.
@@ -502,6 +505,21 @@ type Pins []Pin
 type Pin struct {
 	Tool   Name
 	Digest Name
+}
+
+// SecretsConfig says what a sandboxed command bound to one of a server's protected values
+// (protectedBindings) is given. By default it gets a placeholder, and its egress proxy puts the
+// value in place of the placeholder only in requests to Hosts.
+type SecretsConfig struct {
+	Node `yaml:"-"`
+
+	// Hosts are where the values may be sent: egress allowlist entries (host, *.domain, IP or
+	// CIDR, with an optional :port). Left out, a connector with a url upstream gives its URL's
+	// host, and any other server none; an empty list is none.
+	Hosts []Name `yaml:"hosts"`
+	// ExposeToProcess gives a bound process the value itself instead of a placeholder: output
+	// redaction is then the only defence against a command that prints it.
+	ExposeToProcess bool `yaml:"exposeToProcess"`
 }
 
 // ManagedConfig says that a connector issues managed references and how Warden resolves them.

@@ -1763,6 +1763,36 @@ tenants:
 		want: []string{`4:43: connector shop: timeoutMs cannot be negative`},
 	},
 	{
+		name: "a secrets host the allowlist cannot read",
+		give: "connectors:\n  - id: gh\n    upstream: {command: [server]}\n    secrets:\n      hosts:\n        - api.example.com\n        - \"exa mple.com\"\n",
+		want: []string{`7:12: gh: secrets: host "exa mple.com": malformed entry: "exa mple.com": want host[:port]`},
+	},
+	{
+		name: "a secrets host never allowed",
+		give: "connectors:\n  - id: gh\n    upstream: {command: [server]}\n    secrets:\n      hosts: [169.254.169.254]\n",
+		want: []string{`5:15: gh: secrets: host "169.254.169.254": never allowed: 169.254.169.254 is cloud instance metadata (link-local) (169.254.169.254/32)`},
+	},
+	{
+		name: "a secrets host listed twice",
+		give: "connectors:\n  - id: gh\n    upstream: {command: [server]}\n    secrets:\n      hosts: [api.example.com, api.example.com]\n",
+		want: []string{`5:32: gh: secrets: host "api.example.com" is listed twice`},
+	},
+	{
+		name: "secrets hosts with exposeToProcess",
+		give: "connectors:\n  - id: gh\n    upstream: {command: [server]}\n    secrets:\n      exposeToProcess: true\n      hosts: [api.example.com]\n",
+		want: []string{`6:14: gh: secrets: a process given the values themselves (exposeToProcess) reaches any host it may; hosts would never be used`},
+	},
+	{
+		name: "secrets with an unknown key",
+		give: "connectors:\n  - id: gh\n    upstream: {command: [server]}\n    secrets:\n      host: [api.example.com]\n",
+		want: []string{`5:7: unknown field "host" in the secrets (did you mean "hosts"?)`},
+	},
+	{
+		name: "secrets hosts not a list",
+		give: "connectors:\n  - id: gh\n    upstream: {command: [server]}\n    secrets:\n      hosts: api.example.com\n",
+		want: []string{`5:14: "hosts" must be a list, not "api.example.com"`},
+	},
+	{
 		name: "a sandboxed connector without an upstream",
 		give: "connectors:\n  - id: shop\n    effect: read\n    sandbox: true\n    tools: [{name: mcp__shop__list}]\n",
 		want: []string{`4:14: connector shop: sandbox runs the connector's stdio command, and it has no upstream`},

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/wardenhq/warden/egress"
 )
 
 // Policy is a compiled policy snapshot.
@@ -378,7 +380,13 @@ type Server struct {
 	// Sandbox (connectors with a command upstream) runs the connector's stdio process in the
 	// sandbox (Landlock, its own network namespace whose only way out is the egress proxy).
 	Sandbox bool
-	Pos     Pos
+	// SecretHosts are the hosts a sandboxed command's egress proxy may send the server's
+	// protected values to, in place of their placeholders (nil: none; see SecretsConfig).
+	SecretHosts *egress.Allowlist
+	// ExposeSecrets gives a process bound to one of the server's protected values the value
+	// itself (secrets: exposeToProcess).
+	ExposeSecrets bool
+	Pos           Pos
 }
 
 // Upstream is how a connector's MCP server is reached.

@@ -26,9 +26,9 @@ type pidsGroup struct {
 	max int
 }
 
-// newPidsGroup makes a cgroup with pids.max = max under this process's own cgroup: in the
-// unified hierarchy (cgroup v2) when the pids controller is enabled there, else in the v1
-// pids hierarchy. An error means neither could be used (no permission, no pids controller).
+// newPidsGroup makes a cgroup with pids.max = max (no limit if it is 0) under this process's
+// own cgroup: in the unified hierarchy (cgroup v2) when the pids controller is enabled there,
+// else in the v1 pids hierarchy. An error means neither could be used (no permission, no pids controller).
 func newPidsGroup(max int) (*pidsGroup, error) {
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -42,12 +42,13 @@ func newPidsGroup(max int) (*pidsGroup, error) {
 			errs = append(errs, err)
 			continue
 		}
-		if err := os.WriteFile(filepath.Join(dir, "pids.max"), []byte(strconv.Itoa(max)), 0); err != nil {
+		g := &pidsGroup{dir: dir}
+		if err := g.setMax(max); err != nil {
 			os.Remove(dir)
 			errs = append(errs, err)
 			continue
 		}
-		return &pidsGroup{dir: dir, max: max}, nil
+		return g, nil
 	}
 	if len(errs) == 0 {
 		return nil, errors.New("no cgroup with the pids controller is mounted")
@@ -103,6 +104,19 @@ func containsWord(list, word string) bool {
 		}
 	}
 	return false
+}
+
+// setMax sets the group's limit (none if max is 0).
+func (g *pidsGroup) setMax(max int) error {
+	v := "max"
+	if max > 0 {
+		v = strconv.Itoa(max)
+	}
+	if err := os.WriteFile(filepath.Join(g.dir, "pids.max"), []byte(v), 0); err != nil {
+		return err
+	}
+	g.max = max
+	return nil
 }
 
 // add moves a process into the group; its children are born there.

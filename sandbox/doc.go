@@ -25,6 +25,11 @@
 // else in the PID namespace. Start does the same for a command the caller talks to while it
 // runs (a stdio MCP server).
 //
+// One init process is started ahead of the next run and waits, in its namespaces and cgroup,
+// for a run to take it (Prestart makes one wait): a run then does not pay the start of a new
+// Go process. It runs one command, only for a run that would start it the same way, and ends
+// after 30 s without a run or with this process; a dead one is replaced by a new one.
+//
 // If the sandbox cannot be applied, the command does not run and Run returns an error wrapping
 // ErrUnavailable, unless Spec.Unconfined says the operator turned the sandbox off; a program
 // that is not there (or cannot be run there) is an ExecError with a shell's code, 127 or 126.

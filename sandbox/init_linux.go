@@ -74,6 +74,17 @@ func initMain() int {
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
 		return fail(msgUnavailable, "making the init process undumpable: %v", err)
 	}
+	// The network namespace is the same for every run.
+	if err := loopbackUp(); err != nil {
+		return fail(msgUnavailable, "bringing up loopback in the network namespace: %v", err)
+	}
+	// Until a run takes this process (at once, or after it has waited in the pool), it holds
+	// nothing of one: its standard streams are /dev/null, and the configuration comes after.
+	if taken, err := awaitRun(send); err != nil {
+		return fail(msgError, "waiting for a run: %v", err)
+	} else if !taken {
+		return 0 // not needed after all (idle, or Warden ended): nothing ran
+	}
 	cfgFile := os.NewFile(cfgFD, "sandbox-config")
 	data, err := io.ReadAll(cfgFile)
 	cfgFile.Close()
@@ -85,9 +96,6 @@ func initMain() int {
 		return fail(msgError, "bad configuration (%v)", err)
 	}
 
-	if err := loopbackUp(); err != nil {
-		return fail(msgUnavailable, "bringing up loopback in the network namespace: %v", err)
-	}
 	rs, err := buildRoot(cfg.FS)
 	if err != nil {
 		return fail(msgUnavailable, "building the sandbox's file system: %v", err)
@@ -155,9 +163,83 @@ func initMain() int {
 			return fail(msgError, "waiting for the command: %v", err)
 		}
 		if pid == p.Pid {
-			send(msgExit, binary.LittleEndian.AppendUint32(nil, uint32(ws)), nil)
+			// Everything else in the namespace ends now rather than when this process exits,
+			// and this process lets go of the run's streams: msgExit then says that nothing of
+			// the run is left, and Run need not wait for the kernel to take the namespaces
+			// down after this process (milliseconds: the mounts go with an RCU grace period).
+			ended := byte(0)
+			if killAll() {
+				ended = 1
+				for fd := range 3 {
+					unix.Close(fd)
+				}
+			}
+			send(msgExit, append(binary.LittleEndian.AppendUint32(nil, uint32(ws)), ended), nil)
 			return 0
 		}
+	}
+}
+
+// killAll kills every other process in the PID namespace, and reaps them (orphans come to
+// this process): it returns true once none is left, false if one could not be signalled (then
+// the end of this process kills them). Killing again until there is nothing to kill catches
+// those forked meanwhile.
+func killAll() bool {
+	for {
+		err := unix.Kill(-1, unix.SIGKILL) // all but this process, in its namespace only
+		for {
+			if _, werr := unix.Wait4(-1, nil, 0, nil); werr != nil && !errors.Is(werr, unix.EINTR) {
+				break // ECHILD: no child left
+			}
+		}
+		if errors.Is(err, unix.ESRCH) {
+			return true
+		}
+		if err != nil {
+			return false
+		}
+	}
+}
+
+// awaitRun says this process waits (msgWaiting), then waits for Run to take it: Run sets the
+// process limit of the cgroup this process is in, writes the configuration, then sends
+// msgStdio with the run's standard input, output and error, which become this process's 0, 1
+// and 2, and so the command's. It returns false if Run closed the control socket instead.
+func awaitRun(send func(byte, []byte, []byte) error) (bool, error) {
+	send(msgWaiting, nil, nil) // if Run is gone, the receive says so
+	buf := make([]byte, 16)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	for {
+		n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		if n == 0 {
+			return false, nil
+		}
+		var fds []int
+		if msgs, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, m := range msgs {
+				if r, err := unix.ParseUnixRights(&m); err == nil {
+					fds = append(fds, r...)
+				}
+			}
+		}
+		if buf[0] != msgStdio || n != 1 || len(fds) != 3 {
+			return false, fmt.Errorf("unexpected message %q with %d descriptors", buf[:n], len(fds))
+		}
+		for i, fd := range fds {
+			if err := unix.Dup3(fd, i, 0); err != nil {
+				return false, fmt.Errorf("standard stream %d: %v", i, err)
+			}
+		}
+		for _, fd := range fds {
+			unix.Close(fd)
+		}
+		return true, nil
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -45,9 +46,56 @@ const (
 	msgError       = 'E' // setup failed, the command did not start; the rest says why
 	msgUnavailable = 'U' // as msgError, because the sandbox could not be applied
 	msgConn        = 'C' // a connection to the proxy, as the attached file descriptor
-	msgExit        = 'X' // the command ended; the rest is its wait status (4 bytes, little-endian)
+	msgExit        = 'X' // the command ended; then its wait status (4 bytes, little-endian), 1 if nothing is left
 	msgExec        = 'N' // the command could not be started: an exit code byte (126, 127), then why
+	msgWaiting     = 'W' // the init process waits for a run (its first message)
 )
+
+// The message Run sends the init process: its standard input, output and error, as the three
+// attached file descriptors. Until then it waits, holding nothing of a run.
+const msgStdio = 'S'
+
+// launch gives a run its init process, holding std, with maxProcs as its cgroup's process
+// limit: one that waits in the pool for key if there is one (unless cold), else one started
+// now. A waiting process that turns out dead or unusable is replaced by a new one; the error
+// says so only if that one fails too.
+func launch(key startKey, maxProcs int, std *runStdio, cfg []byte, cold bool) (w *initProc, warm bool, err error) {
+	var note error
+	if !cold {
+		var n error
+		w, n = pool.take(key)
+		note = n
+		if w != nil {
+			err := w.attach(maxProcs, std, cfg)
+			if err == nil {
+				return w, true, nil
+			}
+			note = fmt.Errorf("a waiting init process could not be used: %v", err)
+			w.discard()
+		}
+	}
+	w, err = spawnInit(key)
+	if errors.Is(err, errCgroupJoin) {
+		return nil, false, err
+	}
+	if err != nil {
+		if note != nil {
+			err = fmt.Errorf("%v (%v)", err, note)
+		}
+		return nil, false, fmt.Errorf("%w: cannot start the init process in new namespaces: %v", ErrUnavailable, err)
+	}
+	if err := w.attach(maxProcs, std, cfg); err != nil {
+		w.discard()
+		if note != nil {
+			err = fmt.Errorf("%w (%v)", err, note)
+		}
+		return nil, false, err
+	}
+	return w, false, nil
+}
+
+// landlockABI is the Landlock ABI version of the running kernel.
+func landlockABI() (int, error) { return llsyscall.LandlockGetABIVersion() }
 
 func (s *Spec) argv() ([]string, error) {
 	switch {
@@ -124,6 +172,21 @@ func withDefaults(env []string, tmp string) []string {
 	return env
 }
 
+// withCAVars returns env with every CAVars variable naming file, and no other value of them.
+func withCAVars(env []string, file string) []string {
+	out := make([]string, 0, len(env)+len(CAVars))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(CAVars, k) {
+			out = append(out, kv)
+		}
+	}
+	for _, k := range CAVars {
+		out = append(out, k+"="+file)
+	}
+	return out
+}
+
 func run(ctx context.Context, spec Spec) (Result, error) {
 	argv, err := spec.argv()
 	if err != nil {
@@ -152,8 +215,9 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		return runUnconfined(ctx, spec, argv, dir, stdout, stderr, lim)
 	}
 
-	if v, err := llsyscall.LandlockGetABIVersion(); err != nil || v < minABI {
-		return Result{}, fmt.Errorf("%w: Landlock ABI %d, need %d or later (%v)", ErrUnavailable, v, minABI, err)
+	key, err := currentKey()
+	if err != nil {
+		return Result{}, err
 	}
 	env := withDefaults(spec.Env, "")
 	pathVar := envValue(env, "PATH")
@@ -165,7 +229,13 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	defer os.RemoveAll(run)
+	// Removed once the init process has ended (below), or now if it did not start.
+	launched := false
+	defer func() {
+		if !launched {
+			os.RemoveAll(run)
+		}
+	}()
 	plan, err := planFS(run, ws, spec.ReadOnly, spec.Hidden, pathVar)
 	if err != nil {
 		return Result{}, err
@@ -179,6 +249,12 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err := os.Chmod(plan.Tmp, 0o1777); err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
+	if len(spec.CABundle) > 0 {
+		if err := os.WriteFile(filepath.Join(plan.Tmp, filepath.Base(CABundleFile)), spec.CABundle, 0o444); err != nil {
+			return Result{}, fmt.Errorf("sandbox: %w", err)
+		}
+		env = withCAVars(env, CABundleFile)
+	}
 	// Hard blocks at the system call: see supervise_linux.go.
 	var sup *supervisor
 	if spec.Boundaries != nil {
@@ -191,87 +267,62 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-	self, err := os.Executable()
+	std, err := newStdio(spec.Stdin, stdout, stderr)
 	if err != nil {
-		return Result{}, fmt.Errorf("%w: cannot find this program to start the init process: %v", ErrUnavailable, err)
+		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
-
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	// The process limit, where a cgroup can be made: the init process is in a cgroup of its
+	// own from its start, and its limit is set before the process has read its
+	// configuration, so before anything in the sandbox can fork.
+	maxProcs := spec.MaxProcs
+	if maxProcs == 0 {
+		maxProcs = DefaultMaxProcs
+	}
+	w, warm, err := launch(key, maxProcs, std, cfg, spec.cold)
+	std.closeChild()
 	if err != nil {
-		return Result{}, fmt.Errorf("sandbox: socketpair: %w", err)
+		closeAll(std.parent)
+		return Result{}, err
 	}
-	ctl, childCtl := os.NewFile(uintptr(fds[0]), "sandbox-control"), os.NewFile(uintptr(fds[1]), "sandbox-control")
-	defer ctl.Close()
-	cfgR, cfgW, err := os.Pipe()
-	if err != nil {
-		childCtl.Close()
-		return Result{}, fmt.Errorf("sandbox: pipe: %w", err)
+	switch {
+	case spec.cold:
+	case warm:
+		// The replacement starts while the command runs (on another processor, if there
+		// is one), and Run returns only once it is forked: see replenish.
+		defer pool.replenishing(key)()
+	default:
+		// This run's own start is under way: the replacement's would compete with it.
+		defer pool.replenish(key)
 	}
-	attr := &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNET | syscall.CLONE_NEWPID | syscall.CLONE_NEWIPC | syscall.CLONE_NEWUTS | syscall.CLONE_NEWNS,
-		// A session of its own, so no controlling terminal: nothing in the sandbox can type
-		// into the terminal Warden was started from (TIOCSTI), or be stopped by its job control.
-		Setsid:    true,
-		Pdeathsig: syscall.SIGKILL,
-	}
-	if os.Geteuid() != 0 {
-		attr.Cloneflags |= syscall.CLONE_NEWUSER
-		attr.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Geteuid(), Size: 1}}
-		attr.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getegid(), Size: 1}}
-		attr.GidMappingsEnableSetgroups = false
-	}
-	cmd := &exec.Cmd{
-		Path:        self,
-		Args:        []string{initArg0},
-		Env:         []string{initEnv + "=1"},
-		Dir:         ws,
-		Stdin:       spec.Stdin,
-		Stdout:      stdout,
-		Stderr:      stderr,
-		ExtraFiles:  []*os.File{childCtl, cfgR}, // fds 3 and 4
-		SysProcAttr: attr,
-		WaitDelay:   outputGrace,
-	}
-	// The process limit, where a cgroup can be made: the init process joins it before it has
-	// read its configuration, so before anything in the sandbox can fork.
-	var pids *pidsGroup
-	if spec.MaxProcs >= 0 {
-		max := spec.MaxProcs
-		if max == 0 {
-			max = DefaultMaxProcs
-		}
-		if g, err := newPidsGroup(max); err == nil {
-			pids = g
-			defer pids.remove()
-		}
-	}
-	err = cmd.Start()
-	childCtl.Close()
-	cfgR.Close()
-	if err != nil {
-		cfgW.Close()
-		return Result{}, fmt.Errorf("%w: cannot start the init process in new namespaces: %v", ErrUnavailable, err)
-	}
-	if pids != nil {
-		if err := pids.add(cmd.Process.Pid); err != nil {
-			cfgW.Close()
-			cmd.Process.Kill()
-			cmd.Wait()
-			return Result{}, fmt.Errorf("sandbox: moving the init process into its cgroup: %w", err)
-		}
-	}
-	go func() {
-		cfgW.Write(cfg) // fails only if the init process is gone, which Wait reports
-		cfgW.Close()
-	}()
+	// The init process may still be ending when Run returns: its namespaces go down with it,
+	// and removing the run's directory before that would wait for the kernel to detach the
+	// root mounted on it there (an RCU grace period, milliseconds).
+	launched = true
+	readerDone := make(chan struct{}) // closed when the control socket has been read to its end
+	defer pool.later(func() {
+		<-w.done
+		<-readerDone // it reads the socket by its number: closed only after that
+		w.release()
+		os.RemoveAll(run)
+	})
+	ctl := w.ctl
+	std.start()
+	w.reap()
 
 	type event struct {
 		kind byte
 		data []byte
 	}
-	events := make(chan event, 4)
+	events := make(chan event, 8)
+	allEnded := make(chan struct{}) // closed when the init process says nothing of the run is left
 	go func() {
-		defer close(events)
+		defer close(readerDone)
+		ended := false
+		defer func() {
+			if !ended {
+				close(events)
+			}
+		}()
 		buf := make([]byte, 64<<10)
 		oob := make([]byte, unix.CmsgSpace(4*4))
 		for {
@@ -283,7 +334,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 				return
 			}
 			if buf[0] == msgNotify || buf[0] == msgReady && sup != nil {
-				if !sup.control(buf[0], oob[:oobn], cmd.Process) {
+				if !sup.control(buf[0], oob[:oobn], w.cmd.Process) {
 					events <- event{msgError, []byte("the command started without its supervisor, and was killed")}
 					continue
 				}
@@ -292,10 +343,20 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 				}
 			}
 			if buf[0] != msgConn {
+				if ended {
+					continue // nothing but connections comes after the end
+				}
 				if buf[0] == msgReady && spec.started != nil {
 					spec.started()
 				}
 				events <- event{buf[0], append([]byte(nil), buf[1:n]...)}
+				if buf[0] == msgExit && n == 6 && buf[5] == 1 {
+					// The run is over; a connection the command made before it ended may
+					// still come, and is served as before.
+					ended = true
+					close(events)
+					close(allEnded)
+				}
 				continue
 			}
 			for _, c := range receivedConns(oob[:oobn]) {
@@ -308,11 +369,24 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		}
 	}()
 
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
+	// Ended: everything in the sandbox's PID namespace (the init process killed and reaped the
+	// rest, or has ended itself, which kills them), and the output read.
+	waited := make(chan struct{})
+	go func() {
+		select {
+		case <-w.done:
+		case <-allEnded:
+		}
+		std.wait()
+		close(waited)
+	}()
 	tctx, cancel := context.WithTimeout(ctx, spec.Timeout)
 	defer cancel()
 	res := Result{Sandboxed: true}
+	var pids *pidsGroup // the process limit, if there is one
+	if maxProcs > 0 {
+		pids = w.pids
+	}
 	if pids != nil {
 		res.ProcessLimit = pids.max
 	}
@@ -321,7 +395,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	case <-tctx.Done():
 		// The init process is the PID namespace's first: when it dies, the kernel kills
 		// everything else in the namespace. Process uses a pidfd, so this never hits a reused pid.
-		cmd.Process.Kill()
+		w.cmd.Process.Kill()
 		<-waited
 		if ctx.Err() != nil {
 			res.Canceled = true
@@ -348,7 +422,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 				execErr = &ExecError{Code: int(ev.data[0]), Msg: string(ev.data[1:])}
 			}
 		case msgExit:
-			if len(ev.data) == 4 {
+			if len(ev.data) >= 4 {
 				exited = true
 				status = syscall.WaitStatus(binary.LittleEndian.Uint32(ev.data))
 			}
@@ -364,13 +438,13 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 			return Result{}, execErr
 		}
 		if setupErr == nil {
-			setupErr = fmt.Errorf("sandbox: the init process ended before starting the command (%v)", cmd.ProcessState)
+			setupErr = fmt.Errorf("sandbox: the init process ended before starting the command (%v)", w.cmd.ProcessState)
 		}
 		return Result{}, setupErr
 	}
 	if !exited {
 		// Killed at the time limit or on cancellation, or the init process itself died.
-		ps, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
+		ps, _ := w.cmd.ProcessState.Sys().(syscall.WaitStatus)
 		status = ps
 	}
 	setStatus(&res, status)

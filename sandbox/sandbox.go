@@ -83,6 +83,12 @@ type Spec struct {
 	// HTTP_PROXY), from its own goroutine, and must close it. Nil means no way out: each
 	// connection is closed at once. A Listener's Handle method fits here.
 	Proxy func(net.Conn)
+	// CABundle, if set, is the certificates (PEM) the command's TLS clients should trust
+	// instead of the system's: written into the run's private /tmp as CABundleFile and named
+	// by every variable of CAVars, replacing any value Env gives them. The egress proxy's
+	// bundle (the system roots and the session's CA) goes here. Unconfined runs have no proxy
+	// and ignore it.
+	CABundle []byte
 	// Stdin is the command's standard input; nil means /dev/null.
 	Stdin io.Reader
 	// Stdout and Stderr receive the command's output; nil discards it. When both are the same
@@ -116,7 +122,16 @@ type Spec struct {
 
 	// started, if set, is called once the command runs (Start waits for it).
 	started func()
+	// cold starts a new init process even if one waits (for the tests and benchmarks).
+	cold bool
 }
+
+// CABundleFile is where a run's Spec.CABundle is, inside the sandbox.
+const CABundleFile = "/tmp/warden-ca-bundle.pem"
+
+// CAVars are the variables that name Spec.CABundle to the command's TLS clients: OpenSSL
+// and Go, Python's requests, Node, git and curl.
+var CAVars = []string{"SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "NODE_EXTRA_CA_CERTS", "GIT_SSL_CAINFO", "CURL_CA_BUNDLE"}
 
 // DefaultPath is the command's PATH when Spec.Env has none.
 const DefaultPath = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin"
@@ -230,6 +245,14 @@ func (lw limitedWriter) Write(p []byte) (int, error) {
 // itself ended is in the Result. Everything the command started is dead when Run returns.
 func Run(ctx context.Context, spec Spec) (Result, error) {
 	return run(ctx, spec)
+}
+
+// Prestart makes sure an init process waits for the next Run or Start, starting one if none
+// does, and returns once it waits: for a server at start-up, so that its first command starts
+// as fast as the next ones (Run keeps one waiting by itself after the first run), and for
+// benchmarks. An error wraps ErrUnavailable when the sandbox cannot be applied.
+func Prestart(ctx context.Context) error {
+	return prestart(ctx)
 }
 
 // Start starts spec's command in the sandbox and returns once it is running, for a caller that

@@ -300,6 +300,26 @@ func TestEnvAndStatus(t *testing.T) {
 	}
 }
 
+// TestCABundle: a run's bundle is in its private /tmp, and every CA variable names
+// it, whatever the environment said.
+func TestCABundle(t *testing.T) {
+	sandboxtest.Need(t)
+	bundle := "-----BEGIN CERTIFICATE-----\nnot a real one\n-----END CERTIFICATE-----\n"
+	out, res := sh(t, sandbox.Spec{Env: []string{"SSL_CERT_FILE=/etc/elsewhere.pem"}, CABundle: []byte(bundle)},
+		`for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE NODE_EXTRA_CA_CERTS GIT_SSL_CAINFO CURL_CA_BUNDLE; do printenv $v; done; cat "$SSL_CERT_FILE"; env | grep -c SSL_CERT_FILE`)
+	if res.ExitCode != 0 {
+		t.Fatalf("status %d: %s", res.ExitCode, out)
+	}
+	want := strings.Repeat(sandbox.CABundleFile+"\n", 5) + bundle + "1\n"
+	if out != want {
+		t.Errorf("output %q, want %q", out, want)
+	}
+	out, _ = sh(t, sandbox.Spec{}, `printenv SSL_CERT_FILE || echo unset`)
+	if out != "unset\n" {
+		t.Errorf("without a bundle: %q", out)
+	}
+}
+
 func TestUnconfined(t *testing.T) {
 	outside := t.TempDir()
 	res, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: t.TempDir(), Unconfined: true, Shell: "echo x > " + outside + "/f"})

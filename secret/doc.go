@@ -8,7 +8,10 @@
 // ($burrowSensitive is accepted too), and Registry.Protect replaces the envelope with an
 // opaque handle, "protected://token/<registry id>.<random id>", keeping the value in the
 // session's in-memory Registry. A later process request binds handles to environment
-// variables (protectedBindings) and Registry.Resolve gives the values for that process only.
+// variables (protectedBindings) and Registry.Resolve gives the values for that process only;
+// Warden's gateway gives a sandboxed process placeholders instead, which its egress proxy
+// turns into the values only toward the hosts their source allows (ProtectFrom records the
+// source, Source tells it), so redaction is the second line there, not the first.
 // Every text the model sees goes through Registry.Redact (or RedactValue, or RedactTexts for
 // texts read one after another), which replaces the known values, and runs of them, in the
 // encodings below.

@@ -48,9 +48,15 @@ var declarationKeys = [...]string{KeySensitive, KeySensitiveBurrow, KeyManaged, 
 //
 // A declaration that would take the registry past its Options' limits fails with ErrLimit,
 // and a Go value of another type with an error; the result is withheld in both cases too.
-func (r *Registry) Protect(v any) (any, error) {
+func (r *Registry) Protect(v any) (any, error) { return r.ProtectFrom("", v) }
+
+// ProtectFrom is Protect for a value that source produced (a server's id, such as a
+// connector's): each new handle remembers it, and Source tells it, so that a protected value
+// is only ever sent where its source says it may go.
+func (r *Registry) ProtectFrom(source string, v any) (any, error) {
 	r.st.mu.Lock()
 	w := protectWalk{s: r.stage()}
+	w.s.source = source
 	out, _, err := w.walk(v)
 	if err != nil {
 		r.st.mu.Unlock()

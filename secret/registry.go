@@ -106,6 +106,8 @@ type entry struct {
 	handle  string
 	value   Secret
 	managed *Managed
+	// source is the server whose result declared the value (ProtectFrom); empty when unknown.
+	source string
 }
 
 // NewRegistry returns an empty registry for scope with default Options.
@@ -180,6 +182,20 @@ func (r *Registry) Add(t Type, value Secret) string {
 	return h
 }
 
+// Source returns the source a handle's value was declared by (see ProtectFrom): the server
+// whose result held its envelope, or "" for a value protected without one (Protect, Add).
+// ok is false for a handle the registry does not hold. A value declared by two sources keeps
+// its first handle, and so its first source.
+func (r *Registry) Source(handle string) (source string, ok bool) {
+	r.st.mu.Lock()
+	defer r.st.mu.Unlock()
+	e, err := r.lookup(handle)
+	if err != nil {
+		return "", false
+	}
+	return e.source, true
+}
+
 // Forget drops every value and handle: the end of a turn or a session. Handles issued before
 // are unknown afterwards; the registry serves on, empty.
 func (r *Registry) Forget() {
@@ -219,6 +235,7 @@ func (r *Registry) Len() int {
 // registry as it was; r.st.mu is held from stage to commit.
 type staging struct {
 	r       *Registry
+	source  string
 	entries []*entry
 	byValue map[valueKey]string
 	bytes   int
@@ -240,7 +257,7 @@ func (s *staging) plain(t Type, v string) string {
 		s.byValue = map[valueKey]string{}
 	}
 	s.byValue[k] = h
-	s.entries = append(s.entries, &entry{handle: h, value: New(v)})
+	s.entries = append(s.entries, &entry{handle: h, value: New(v), source: s.source})
 	s.bytes += len(v)
 	return h
 }
@@ -248,7 +265,7 @@ func (s *staging) plain(t Type, v string) string {
 // managed returns a new staged handle for m.
 func (s *staging) managed(m Managed) string {
 	h := s.r.newHandle(kindManaged)
-	s.entries = append(s.entries, &entry{handle: h, managed: &m})
+	s.entries = append(s.entries, &entry{handle: h, managed: &m, source: s.source})
 	return h
 }
 

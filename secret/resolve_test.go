@@ -242,3 +242,38 @@ func TestResolveManagedForgottenDuringFetch(t *testing.T) {
 		t.Error("a value fetched for a forgotten handle was kept")
 	}
 }
+
+// TestSource: a handle remembers the server whose result declared its value; the first
+// source of a value declared twice stays.
+func TestSource(t *testing.T) {
+	r := secret.NewRegistry(secret.Scope{})
+	env := func(v string) any {
+		return map[string]any{"k": map[string]any{secret.KeySensitive: map[string]any{"type": "token", "value": v}}}
+	}
+	handle := func(out any) string { return out.(map[string]any)["k"].(string) }
+	a, err := r.ProtectFrom("github", env("value-from-github-0001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.Protect(env("value-from-nowhere-0002"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.ProtectFrom("other", env("value-from-github-0001"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		h, want string
+		ok      bool
+	}{
+		{handle(a), "github", true},
+		{handle(b), "", true},
+		{handle(again), "github", true},
+		{"protected://token/unknown0.aaaaaaaaaaaaaaaaaaaaaaaaaa", "", false},
+	} {
+		if got, ok := r.Source(tt.h); got != tt.want || ok != tt.ok {
+			t.Errorf("Source(%s) = %q, %v; want %q, %v", tt.h, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -9,14 +9,26 @@ package testnet
 
 import (
 	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
+	"math/big"
 	"net"
 	"net/http"
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -166,6 +178,161 @@ func ServeHello(addr string) error {
 	}
 	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "hello from the test host\n")
+	}))
+	return nil
+}
+
+// caEnv carries the test hosts' certificate authority (its certificate and key, PEM) from the
+// test to the hosts it starts.
+const caEnv = "WARDEN_TESTNET_CA"
+
+// UseTLS makes a certificate authority for the test hosts this process starts from now on
+// (call it from TestMain, before any NewHost) and returns a pool that trusts it: HostTLS, in
+// a host, issues the host's certificate from it. Its key is a test's, in the environment of
+// the test binary and its hosts only.
+func UseTLS() (*x509.CertPool, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "Warden test hosts' CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
+	if err := os.Setenv(caEnv, string(certPEM)+string(keyPEM)); err != nil {
+		return nil, err
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(certPEM)
+	return pool, nil
+}
+
+// HostTLS returns, in a test host, a TLS configuration with a certificate for addr issued by
+// the CA the test made with UseTLS.
+func HostTLS(addr string) (*tls.Config, error) {
+	rest := []byte(os.Getenv(caEnv))
+	var caCert *x509.Certificate
+	var caKey *ecdsa.PrivateKey
+	for {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			break
+		}
+		var err error
+		switch b.Type {
+		case "CERTIFICATE":
+			caCert, err = x509.ParseCertificate(b.Bytes)
+		case "EC PRIVATE KEY":
+			caKey, err = x509.ParseECPrivateKey(b.Bytes)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	if caCert == nil || caKey == nil {
+		return nil, fmt.Errorf("no test CA in %s: call testnet.UseTLS in TestMain", caEnv)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: addr},
+		NotBefore: caCert.NotBefore, NotAfter: caCert.NotAfter,
+		IPAddresses: []net.IP{net.ParseIP(addr)},
+		KeyUsage:    x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, caCert, &key.PublicKey, caKey)
+	if err != nil {
+		return nil, err
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}, nil
+}
+
+// A Received is what a recording test host (ServeHelloAndRecord) was sent: one request.
+type Received struct {
+	Method string      `json:"method"`
+	Path   string      `json:"path"`
+	Query  string      `json:"query"`
+	Header http.Header `json:"header"`
+	Body   string      `json:"body"`
+}
+
+// recordEnv names the directory where recording test hosts write what they receive.
+const recordEnv = "WARDEN_TESTNET_RECORD"
+
+// Record has the test hosts this process starts from now on write what their TLS servers
+// receive under dir (call it from TestMain, before any NewHost); Recorded reads it back.
+func Record(dir string) error { return os.Setenv(recordEnv, dir) }
+
+// Recorded returns what the recording test host at addr has received so far, in order.
+func Recorded(addr string) ([]Received, error) {
+	b, err := os.ReadFile(filepath.Join(os.Getenv(recordEnv), addr+".jsonl"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Received
+	for line := range strings.SplitSeq(strings.TrimSpace(string(b)), "\n") {
+		var r Received
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ServeHelloAndRecord is ServeHello, and HTTPS on addr:443 (HostTLS's certificate) that
+// writes each request it receives to the directory Record named and answers how many bytes
+// of body it read, or, at /echo, the Authorization header it was sent (as a careless API
+// might, which the proxy must not let hand a protected value back into the sandbox).
+func ServeHelloAndRecord(addr string) error {
+	if err := ServeHello(addr); err != nil {
+		return err
+	}
+	cfg, err := HostTLS(addr)
+	if err != nil {
+		return err
+	}
+	ln, err := tls.Listen("tcp", net.JoinHostPort(addr, "443"), cfg)
+	if err != nil {
+		return err
+	}
+	var mu sync.Mutex
+	file := filepath.Join(os.Getenv(recordEnv), addr+".jsonl")
+	go http.Serve(ln, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		line, _ := json.Marshal(Received{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header, Body: string(body)})
+		mu.Lock()
+		f, err := os.OpenFile(file, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err == nil {
+			_, err = f.Write(append(line, '\n'))
+			f.Close()
+		}
+		mu.Unlock()
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		if r.URL.Path == "/echo" {
+			fmt.Fprintf(w, "the test host was sent Authorization: %s\n", r.Header.Get("Authorization"))
+			return
+		}
+		fmt.Fprintf(w, "the test host read %d bytes of body\n", len(body))
 	}))
 	return nil
 }
