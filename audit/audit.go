@@ -35,10 +35,15 @@ const (
 	// object (kind/id, such as profile/writer), Principal who changed it, Outcome "put" or
 	// "delete", Digest the sha256 of what was written.
 	KindChange = "change"
+	// KindEnforcement records a system call of a sandboxed command that a hard block refused
+	// at the call itself (the sandbox's supervisor): Tool is the call's tool, and each blocker
+	// has the code hard_policy_block:user_configured_hard_block, the rule, and what was
+	// refused ("read /ws/.env (openat, pid 7)").
+	KindEnforcement = "enforcement"
 )
 
 // Kinds are every kind of event, the values a Filter's Kind may take.
-var Kinds = []string{KindDecision, KindOutcome, KindApproval, KindRun, KindEgress, KindBoundaries, KindChange}
+var Kinds = []string{KindDecision, KindOutcome, KindApproval, KindRun, KindEgress, KindBoundaries, KindChange, KindEnforcement}
 
 // Decisions are the values an event's Decision, and so a Filter's, may take.
 var Decisions = []string{"allow", "ask", "deny"}

@@ -147,6 +147,7 @@ func (s *session) nativeOptions() native.Options {
 	o.Sandbox.Proxy = s.proxyConn
 	o.Sandbox.CABundle = s.caBundle
 	o.Sandbox.Hidden = append(append([]string(nil), o.Sandbox.Hidden...), s.g.otherWorkspaces(s.workspace)...)
+	o.Sandbox.Boundaries = s.sandboxRules
 	timeout := fetchTimeout
 	if o.Fetch != nil && o.Fetch.Timeout > 0 {
 		timeout = o.Fetch.Timeout

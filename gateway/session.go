@@ -815,6 +815,7 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}
+		s.recordRefusals(ctx, a.Tool, args, r.Refusals, r.RefusalsDropped)
 		m := map[string]any{"content": []any{map[string]any{"type": "text", "text": r.Text}}}
 		if r.Structured != nil {
 			v, err := plain(r.Structured)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/sandbox"
 )
 
 // The defaults of Options.
@@ -163,6 +164,10 @@ type Result struct {
 	Structured map[string]any
 	// IsError marks a tool failure the model should see.
 	IsError bool
+	// Refusals are the system calls of the tool's sandboxed programs that a hard block
+	// refused (Sandbox.Boundaries), for the caller to record; RefusalsDropped counts more.
+	Refusals        []sandbox.Refusal
+	RefusalsDropped int
 }
 
 // Run executes a reviewed action. env adds variables to a command's process only (the

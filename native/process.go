@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/wardenhq/warden/sandbox"
 )
 
 // outputGrace is how long output is still read once a command's process group is gone: a
@@ -43,6 +45,10 @@ type outcome struct {
 	lingered bool
 	// procLimit is the sandbox's process limit when a fork was refused at it (else 0).
 	procLimit int
+	// refusals are the system calls the hard blocks refused (Sandbox.Boundaries), and
+	// refusalsDropped how many more there were.
+	refusals        []sandbox.Refusal
+	refusalsDropped int
 }
 
 // output is the kept output, with a note where some was dropped.

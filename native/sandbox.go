@@ -29,6 +29,10 @@ type Sandbox struct {
 	// Proxy serves each connection a command opens to its HTTP(S)_PROXY (see sandbox.Spec):
 	// the session's egress proxy. Nil means no way out at all. git never gets one.
 	Proxy func(net.Conn)
+	// Boundaries, when not nil, returns the tenant's hard blocks at the time of each run of a
+	// command or git, which the sandbox then enforces at the system call (sandbox.Spec's
+	// Boundaries); a nil answer enforces none. Refused calls are the Result's Refusals.
+	Boundaries func() sandbox.HardBlocks
 	// CABundle, if set, is asked at the start of each command that has a Proxy for the
 	// certificates its TLS clients should trust (sandbox.Spec.CABundle); nil or empty leaves
 	// them to the system's. The session's proxy answers while the command holds placeholders.
@@ -80,6 +84,9 @@ func (e *Executor) runSandboxed(ctx context.Context, p proc, hidden []string, pr
 	if p.stdin != "" {
 		spec.Stdin = bytes.NewReader([]byte(p.stdin))
 	}
+	if e.sandbox.Boundaries != nil {
+		spec.Boundaries = e.sandbox.Boundaries()
+	}
 	if proxy != nil && e.sandbox.CABundle != nil {
 		spec.CABundle = e.sandbox.CABundle()
 	}
@@ -95,6 +102,7 @@ func (e *Executor) runSandboxed(ctx context.Context, p proc, hidden []string, pr
 		o.procLimit = res.ProcessLimit
 	}
 	o.signal = syscall.Signal(res.SignalNumber)
+	o.refusals, o.refusalsDropped = res.Refusals, res.RefusalsDropped
 	return o, nil
 }
 

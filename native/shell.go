@@ -60,16 +60,32 @@ func (e *Executor) shellExec(ctx context.Context, a *action.Action, env map[stri
 	if o.procLimit > 0 {
 		fmt.Fprintf(&b, "[a fork was refused: the sandbox holds a command and everything it starts to %d processes and threads at once]\n", o.procLimit)
 	}
+	for _, r := range o.refusals {
+		fmt.Fprintf(&b, "[refused at the system call: %s]\n", r)
+	}
+	if o.refusalsDropped > 0 {
+		fmt.Fprintf(&b, "[and %d more calls refused]\n", o.refusalsDropped)
+	}
 	if o.lingered {
 		b.WriteString("[a process the command started left its process group and still held the output open; it may still be running, and what it wrote after the command ended is not shown]\n")
 	}
+	structured := map[string]any{
+		"exitCode": o.exitCode, "timedOut": o.timedOut, "truncated": o.dropped > 0,
+		"cancelled": o.cancelled, "sandboxed": !e.sandbox.Off,
+	}
+	if len(o.refusals) > 0 {
+		refused := make([]any, len(o.refusals))
+		for i, r := range o.refusals {
+			refused[i] = map[string]any{"rule": r.Rule, "op": string(r.Op), "path": r.Path, "command": r.Command, "pid": r.PID, "call": r.Call}
+		}
+		structured["refused"] = refused
+	}
 	return Result{
-		Text: b.String(),
-		Structured: map[string]any{
-			"exitCode": o.exitCode, "timedOut": o.timedOut, "truncated": o.dropped > 0,
-			"cancelled": o.cancelled, "sandboxed": !e.sandbox.Off,
-		},
-		IsError: o.exitCode != 0,
+		Text:            b.String(),
+		Structured:      structured,
+		IsError:         o.exitCode != 0,
+		Refusals:        o.refusals,
+		RefusalsDropped: o.refusalsDropped,
 	}, nil
 }
 

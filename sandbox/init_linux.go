@@ -123,7 +123,7 @@ func initMain() int {
 			return failExec(send, 127, "%s: command not found in the sandbox's PATH (%s)", cfg.Argv[0], envValue(env, "PATH"))
 		}
 	}
-	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: rs}, cfg.Dir)
+	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: rs, Enforce: cfg.Enforce}, cfg.Dir)
 	if err != nil {
 		if kind == msgExec {
 			return failExec(send, execCode(err), "%v", err)
@@ -330,6 +330,8 @@ type execConfig struct {
 	Argv  []string
 	Env   []string
 	Rules rules
+	// Enforce: the command's file system calls go to Run's supervisor (superviseCommand).
+	Enforce bool
 }
 
 // startConfined starts the command from a thread of its own, which it confines first with
@@ -351,6 +353,12 @@ func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 		if err := confineThread(c.Rules); err != nil {
 			done <- started{nil, msgUnavailable, fmt.Errorf("confining the command (no_new_privs, Landlock, capabilities, seccomp): %v", err)}
 			return
+		}
+		if c.Enforce {
+			if err := superviseCommand(); err != nil {
+				done <- started{nil, msgUnavailable, fmt.Errorf("hard blocks are set, and cannot be enforced at the system call: %v", err)}
+				return
+			}
 		}
 		p, err := os.StartProcess(c.Path, c.Argv, &os.ProcAttr{
 			Dir:   dir,

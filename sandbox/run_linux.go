@@ -35,6 +35,9 @@ type initConfig struct {
 	Env  []string `json:"env"`
 	Dir  string   `json:"dir"`
 	FS   fsPlan   `json:"fs"`
+	// Enforce has the init process pass the command's file system calls to Run's supervisor
+	// (Spec.Boundaries).
+	Enforce bool `json:"enforce,omitempty"`
 }
 
 // Control messages from the init process, by their first byte.
@@ -252,7 +255,15 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		env = withCAVars(env, CABundleFile)
 	}
-	cfg, err := json.Marshal(initConfig{Argv: argv, Env: env, Dir: dir, FS: plan})
+	// Hard blocks at the system call: see supervise_linux.go.
+	var sup *supervisor
+	if spec.Boundaries != nil {
+		if sup, err = newSupervisor(spec.Boundaries, ws); err != nil {
+			return Result{}, err
+		}
+		defer sup.stop()
+	}
+	cfg, err := json.Marshal(initConfig{Argv: argv, Env: env, Dir: dir, FS: plan, Enforce: sup != nil})
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -321,6 +332,15 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 			}
 			if err != nil || n == 0 {
 				return
+			}
+			if buf[0] == msgNotify || buf[0] == msgReady && sup != nil {
+				if !sup.control(buf[0], oob[:oobn], w.cmd.Process) {
+					events <- event{msgError, []byte("the command started without its supervisor, and was killed")}
+					continue
+				}
+				if buf[0] == msgNotify {
+					continue
+				}
 			}
 			if buf[0] != msgConn {
 				if ended {
@@ -430,6 +450,10 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	setStatus(&res, status)
 	res.Truncated = lim.isTruncated()
 	res.ProcessLimitHit = pids != nil && pids.hitLimit()
+	if sup != nil {
+		sup.stop()
+		sup.result(&res)
+	}
 	return res, nil
 }
 

@@ -112,6 +112,13 @@ type Spec struct {
 	// long-lived server whose output is its protocol, such as a connector's stdio process,
 	// which ends when its context ends or Process.Kill is called.
 	NoLimits bool
+	// Boundaries, when not nil, are the tenant's hard blocks, enforced on the command at the
+	// system call: every file the command or anything it starts opens, creates, removes,
+	// renames, links, changes or runs is checked first, and a refused call fails with EACCES
+	// (Result.Refusals). It needs seccomp user notification (Linux 5.14 or later); where that
+	// cannot be had, the command does not run (ErrUnavailable). Ignored with Unconfined. See
+	// docs/sandbox.md.
+	Boundaries HardBlocks
 
 	// started, if set, is called once the command runs (Start waits for it).
 	started func()
@@ -152,6 +159,10 @@ type Result struct {
 	ProcessLimitHit bool
 	// ProxyAddr is the command's proxy address inside its namespace ("127.0.0.1:port").
 	ProxyAddr string
+	// Refusals are the system calls Spec.Boundaries refused, in the order they were refused
+	// (at most MaxRefusals); RefusalsDropped counts those left out.
+	Refusals        []Refusal
+	RefusalsDropped int
 }
 
 // A Listener is a net.Listener whose connections come from sandboxes: pass its Handle method

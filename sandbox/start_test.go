@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -67,7 +68,7 @@ func TestStartTalkAndKill(t *testing.T) {
 		t.Errorf("processes left behind: %q", l)
 	}
 	// Wait again says the same.
-	if again, err2 := p.Wait(); again != res || err2 != err {
+	if again, err2 := p.Wait(); !reflect.DeepEqual(again, res) || err2 != err {
 		t.Errorf("Wait again: %+v, %v", again, err2)
 	}
 }

@@ -12,27 +12,29 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/sandbox"
 )
 
 type execOptions struct {
-	workspace string
-	allowlist string
-	mode      string
-	hidden    []string
-	readOnly  []string
-	vars      []string
-	timeout   time.Duration
-	maxOutput int64
-	maxProcs  int
-	noSandbox bool
+	workspace  string
+	allowlist  string
+	mode       string
+	hidden     []string
+	readOnly   []string
+	vars       []string
+	timeout    time.Duration
+	maxOutput  int64
+	maxProcs   int
+	noSandbox  bool
+	boundaries string
 }
 
 func newExecCmd() *cobra.Command {
 	o := &execOptions{}
 	cmd := &cobra.Command{
-		Use:   "exec --workspace DIR [--allowlist ...] [--mode allowlist|open] -- CMD ARGS...",
+		Use:   "exec --workspace DIR [--allowlist ...] [--mode allowlist|open] [--boundaries FILE] -- CMD ARGS...",
 		Short: "Run one command in the sandbox",
 		Long: `Run CMD in Warden's sandbox: it sees a file system of its own (DIR read-write, the system's
 programs and libraries, the directories of PATH and --read-only paths read-only, a private
@@ -41,6 +43,14 @@ with no_new_privs and no capabilities, in fresh network and PID namespaces whose
 is an egress proxy started here for the allowlist (HTTP_PROXY and HTTPS_PROXY point at it), in
 a session of its own with no controlling terminal. Everything it starts is killed when it
 ends. See docs/sandbox.md and docs/egress.md.
+
+With --boundaries FILE (BURROW's stored format, {"version":1,"hardBlocks":[...]}, as warden
+review takes it), the hard blocks are enforced on the command at the system call: every file
+it or anything it starts opens, creates, removes, renames, links, changes or runs is checked
+first, and a refused call fails with "Permission denied". Each refusal is listed on stderr
+after the command ends. A file that does not validate is a usage error; where the kernel
+cannot enforce the rules (seccomp user notification, Linux 5.14 or later), the command does
+not run.
 
 The list is --allowlist if given, else SANDBOX_EGRESS_ALLOWLIST, else the default list; the mode
 is --mode if given, else SANDBOX_EGRESS. The command's environment is PATH, TERM, LANG and
@@ -71,6 +81,7 @@ run as written.`,
 	f.DurationVar(&o.timeout, "timeout", sandbox.DefaultTimeout, "the time limit")
 	f.Int64Var(&o.maxOutput, "max-output", sandbox.DefaultMaxOutput, "bytes of output passed on, stdout and stderr together")
 	f.IntVar(&o.maxProcs, "max-procs", sandbox.DefaultMaxProcs, "processes and threads the command's tree may hold at once, where a cgroup can hold it (-1: no limit)")
+	f.StringVar(&o.boundaries, "boundaries", "", "hard-block rules in BURROW's stored format (a JSON file), enforced at the system call")
 	f.BoolVar(&o.noSandbox, "no-sandbox", false, "run the command unconfined (the operator's explicit choice; says so on stderr)")
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
 	return cmd
@@ -91,6 +102,20 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 		if o.hidden[i], err = absPath("--hidden", p); err != nil {
 			return err
 		}
+	}
+	var rules *boundary.Set
+	if o.boundaries != "" {
+		if o.noSandbox {
+			return usagef("--boundaries needs the sandbox: with --no-sandbox nothing could enforce them")
+		}
+		data, err := os.ReadFile(o.boundaries)
+		if err != nil {
+			return usagef("--boundaries: %v", err)
+		}
+		if err := boundary.Check(data, boundary.Options{Home: ws}); err != nil {
+			return usagef("--boundaries %s does not validate:\n%v", o.boundaries, err)
+		}
+		rules = boundary.Load(data, boundary.Options{Home: ws})
 	}
 	var opts egress.Options
 	modeRaw, _ := lookup(egress.EnvMode)
@@ -152,11 +177,15 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 	if o.noSandbox {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the sandbox is OFF (--no-sandbox): the command runs unconfined, with the network of this host")
 	}
-	res, err := sandbox.Run(ctx, sandbox.Spec{
+	spec := sandbox.Spec{
 		Workspace: ws, Command: args, Env: env, Hidden: o.hidden, ReadOnly: o.readOnly,
 		Proxy: ln.Handle, Stdin: cmd.InOrStdin(), Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
 		Timeout: o.timeout, MaxOutput: o.maxOutput, MaxProcs: o.maxProcs, Unconfined: o.noSandbox,
-	})
+	}
+	if rules != nil {
+		spec.Boundaries = rules
+	}
+	res, err := sandbox.Run(ctx, spec)
 	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec:", err)
 		var ee *sandbox.ExecError
@@ -165,6 +194,12 @@ func (o *execOptions) run(cmd *cobra.Command, args []string) error {
 		}
 		fmt.Fprintln(cmd.ErrOrStderr(), "warden exec: the command did not run")
 		return &exitError{code: 125}
+	}
+	for _, r := range res.Refusals {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warden exec: %s\n", r)
+	}
+	if res.RefusalsDropped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "warden exec: and %d more refusals\n", res.RefusalsDropped)
 	}
 	if res.ProcessLimitHit {
 		fmt.Fprintf(cmd.ErrOrStderr(), "warden exec: a fork was refused at the process limit (%d)\n", res.ProcessLimit)

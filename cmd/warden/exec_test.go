@@ -98,3 +98,34 @@ func TestExecProcessLimit(t *testing.T) {
 func denied(s string) bool {
 	return strings.Contains(s, "ermission denied") || strings.Contains(s, "Read-only file system")
 }
+
+// TestExecBoundaries: with --boundaries, a blocked file is refused at its open however the
+// command reaches it, and each refusal is named on stderr; a file that does not validate is a
+// usage error, and so is --no-sandbox with it.
+func TestExecBoundaries(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := t.TempDir()
+	writeFile(t, filepath.Join(ws, ".env"), "TOKEN=hunter2\n")
+	writeFile(t, filepath.Join(ws, "notes"), "plain\n")
+	rules := filepath.Join(t.TempDir(), "b.json")
+	writeFile(t, rules, `{"version":1,"hardBlocks":[{"id":"no-env","enabled":true,"type":"path",
+	  "pattern":"**/.env","match":"glob","operations":["read"],"reason":"secrets stay put"}]}`)
+	out, errOut, code := run(t, "exec", "--workspace", ws, "--boundaries", rules, "--",
+		"bash", "-c", `f=.e; cat notes "${f}nv"; x=$(<.env); echo "[$x]"`)
+	if strings.Contains(out, "hunter2") || !strings.Contains(out, "plain") || code != 0 {
+		t.Errorf("status %d, stdout %q", code, out)
+	}
+	if !strings.Contains(errOut, "read "+ws+"/.env refused by hard block no-env") || !strings.Contains(errOut, "secrets stay put") {
+		t.Errorf("stderr does not name the refusal: %q", errOut)
+	}
+	writeFile(t, rules, `{"version":1,"hardBlocks":[{"id":"x","enabled":true,"type":"path","pattern":"*.env","match":"glob","operations":["read"]}]}`)
+	for _, args := range [][]string{
+		{"exec", "--workspace", ws, "--boundaries", rules, "--", "true"},
+		{"exec", "--workspace", ws, "--boundaries", filepath.Join(ws, "missing.json"), "--", "true"},
+		{"exec", "--workspace", ws, "--boundaries", rules, "--no-sandbox", "--", "true"},
+	} {
+		if _, errOut, code := run(t, args...); code != 2 || !strings.Contains(errOut, "--boundaries") {
+			t.Errorf("%q: status %d, stderr %q; want 2 and why", args, code, errOut)
+		}
+	}
+}

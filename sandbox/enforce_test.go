@@ -1,0 +1,271 @@
+package sandbox_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/wardenhq/warden/boundary"
+	"github.com/wardenhq/warden/internal/sandboxtest"
+	"github.com/wardenhq/warden/sandbox"
+)
+
+const secret = "TOPSECRET-4242"
+
+// enforcedRules are the hard blocks of these tests: .env is never read, written or removed,
+// nothing under .git/hooks is written or run, and rm does not run.
+func enforcedRules(t testing.TB) *boundary.Set {
+	t.Helper()
+	d, err := boundary.Parse([]byte(`{"version":1,"hardBlocks":[
+	  {"id":"no-env","enabled":true,"type":"path","pattern":"**/.env","match":"glob","operations":["read","write","delete"],"reason":"secrets stay put"},
+	  {"id":"no-hooks","enabled":true,"type":"path","pattern":"**/.git/hooks/**","match":"glob","operations":["write","delete","execute"]},
+	  {"id":"no-rm","enabled":true,"type":"command","pattern":"rm *","match":"glob","operations":["execute"]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := boundary.Compile(d, boundary.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// enforcedWorkspace makes a workspace holding a .env, a hook and ordinary files.
+func enforcedWorkspace(t testing.TB) string {
+	t.Helper()
+	ws := t.TempDir()
+	files := map[string]string{
+		".env":         secret + "\n",
+		"sub/.env":     secret + "\n",
+		".git/hooks/x": "#!/bin/sh\necho hook ran\n",
+		"a.txt":        "foo in a\n",
+		"sub/b.txt":    "foo in b\n",
+		"f":            "delete me\n",
+	}
+	for name, data := range files {
+		p := filepath.Join(ws, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return ws
+}
+
+func runEnforced(t *testing.T, ws, script string) (sandbox.Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	res, err := sandbox.Run(context.Background(), sandbox.Spec{
+		Workspace: ws, Command: []string{"/bin/bash", "-c", script},
+		Env:    []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent"},
+		Stdout: &out, Stderr: &out, Boundaries: enforcedRules(t),
+	})
+	if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return res, out.String()
+}
+
+// hasRefusal reports whether res lists a refusal of rule for op on a path ending in suffix.
+func hasRefusal(res sandbox.Result, rule string, op string, suffix string) bool {
+	for _, r := range res.Refusals {
+		if r.Rule == rule && string(r.Op) == op && strings.HasSuffix(r.Path, suffix) && r.PID > 0 && r.Call != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Each dodge of static review meets the rule at the system call: the blocked file is never
+// read, changed or removed, the program never runs, and the Result says what was refused.
+func TestEnforceDodges(t *testing.T) {
+	sandboxtest.Need(t)
+	tests := []struct {
+		name, script string
+		rule, op     string
+		path         string
+		after        func(t *testing.T, ws string)
+	}{
+		{"plain", "cat .env", "no-env", "read", "/.env", nil},
+		{"command substitution", "cat $(echo .e)nv", "no-env", "read", "/.env", nil},
+		{"arithmetic context", "x=$(( $(cat .env | wc -c) )); cat .env", "no-env", "read", "/.env", nil},
+		{"eval", "eval 'c''at .e''nv'", "no-env", "read", "/.env", nil},
+		{"alias", "shopt -s expand_aliases\nalias peek='cat .e''nv'\npeek", "no-env", "read", "/.env", nil},
+		{"function", "f() { \"$@\" ; }; f cat sub/.env", "no-env", "read", "/sub/.env", nil},
+		{"source", "source .env", "no-env", "read", "/.env", nil},
+		{"redirect", "while read l; do echo $l; done < .env", "no-env", "read", "/.env", nil},
+		{"symlink", "ln -s .env l && cat l", "no-env", "read", "/.env", nil},
+		{"symlink to a directory", "ln -s sub d && cat d/.env", "no-env", "read", "/sub/.env", nil},
+		{"absolute path", "cat \"$PWD/.env\"", "no-env", "read", "/.env", nil},
+		{"dot dot", "cd sub && cat ../.env", "no-env", "read", "/.env", nil},
+		{"copy", "cp .env x; cat x", "no-env", "read", "/.env", func(t *testing.T, ws string) {
+			if data, err := os.ReadFile(filepath.Join(ws, "x")); err == nil && strings.Contains(string(data), secret) {
+				t.Error("the copy holds the secret")
+			}
+		}},
+		{"python", "python3 -c 'print(open(\".env\").read())'", "no-env", "read", "/.env", nil},
+		{"make", "printf 'all:\\n\\tcat .env\\n' > Makefile && make", "no-env", "read", "/.env", nil},
+		{"git show", "git hash-object .env", "no-env", "read", "/.env", nil},
+		{"overwrite", "echo gone > .env", "no-env", "write", "/.env", func(t *testing.T, ws string) {
+			if data, _ := os.ReadFile(filepath.Join(ws, ".env")); !strings.Contains(string(data), secret) {
+				t.Error(".env was overwritten")
+			}
+		}},
+		{"rename away", "mv .env y; cat y", "no-env", "delete", "/.env", nil},
+		{"rename a directory holding it", "mv sub sub2; cat sub2/.env", "no-env", "delete", "/sub/.env", nil},
+		{"unlink", "unlink .env", "no-env", "delete", "/.env", nil},
+		{"hard link", "ln .env h; cat h", "no-env", "read", "/.env", nil},
+		{"hook write", "echo 'echo pwned' >> .git/hooks/x", "no-hooks", "write", "/.git/hooks/x", nil},
+		{"hook run", ".git/hooks/x", "no-hooks", "execute", "/.git/hooks/x", nil},
+		{"rm", "rm f", "no-rm", "execute", "/rm", nil},
+		{"rm renamed", "cp /bin/rm ./del && ./del f", "no-rm", "execute", "/del", nil},
+		{"rm linked", "ln -s /bin/rm ./r && ./r f", "no-rm", "execute", "/rm", nil},
+		{"rm through env", "env -i /usr/bin/rm f", "no-rm", "execute", "/rm", nil},
+		{"rm exec -a", "exec -a ls rm f", "no-rm", "execute", "/rm", nil},
+		{"rm as a script's interpreter", "printf '#!/bin/rm -f\\n' > s && chmod +x s && ./s f", "no-rm", "execute", "/rm", nil},
+		{"hook as an interpreter", "printf '#!%s/.git/hooks/x\\n' \"$PWD\" > s && chmod +x s && ./s", "no-hooks", "execute", "/.git/hooks/x", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := enforcedWorkspace(t)
+			res, out := runEnforced(t, ws, strings.ReplaceAll(tt.script, "\\n", "\n"))
+			if strings.Contains(out, secret) {
+				t.Errorf("the secret came out:\n%s", out)
+			}
+			if !hasRefusal(res, tt.rule, tt.op, tt.path) {
+				t.Errorf("no refusal of %s %s by %s; refusals %v\noutput:\n%s", tt.op, tt.path, tt.rule, res.Refusals, out)
+			}
+			if data, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(data) != secret+"\n" {
+				t.Errorf(".env changed: %q, %v", data, err)
+			}
+			if tt.rule == "no-rm" {
+				if _, err := os.Stat(filepath.Join(ws, "f")); err != nil {
+					t.Errorf("rm ran: %v", err)
+				}
+			}
+			if tt.after != nil {
+				tt.after(t, ws)
+			}
+		})
+	}
+}
+
+// grep -r over a tree that holds blocked files runs, finds what is in the other files, and is
+// refused each blocked file at its open.
+func TestEnforceRecursiveRead(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := enforcedWorkspace(t)
+	res, out := runEnforced(t, ws, "grep -r foo .")
+	if strings.Contains(out, secret) {
+		t.Fatalf("the secret came out:\n%s", out)
+	}
+	for _, want := range []string{"./a.txt:foo in a", "./sub/b.txt:foo in b"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("grep did not find %q:\n%s", want, out)
+		}
+	}
+	// grep says 2: it met files it could not read, and found matches in the rest.
+	if res.ExitCode != 2 {
+		t.Errorf("exit %d, want 2 (matches, and unreadable files)", res.ExitCode)
+	}
+	for _, p := range []string{"/.env", "/sub/.env"} {
+		if !hasRefusal(res, "no-env", "read", p) {
+			t.Errorf("no refusal of %s: %v", p, res.Refusals)
+		}
+	}
+	for _, r := range res.Refusals {
+		if !strings.HasSuffix(r.Path, "/.env") {
+			t.Errorf("refused something else: %v", r)
+		}
+	}
+}
+
+// A link flipped between an allowed file and .env while it is opened, by a goroutine outside
+// the sandbox, never yields .env: the supervisor opens what it checked.
+func TestEnforceSymlinkRace(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := enforcedWorkspace(t)
+	link := filepath.Join(ws, "l")
+	if err := os.Symlink("a.txt", link); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	flipped := make(chan int)
+	go func() {
+		n := 0
+		defer func() { flipped <- n }()
+		tmp := filepath.Join(ws, "l.new")
+		for {
+			for _, target := range []string{".env", "a.txt"} {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				os.Remove(tmp)
+				if os.Symlink(target, tmp) != nil || os.Rename(tmp, link) != nil {
+					t.Error("cannot flip the link")
+					return
+				}
+				n++
+			}
+		}
+	}()
+	// The shell's own redirections: one process opening the link again and again.
+	res, out := runEnforced(t, ws, `for i in $(seq 5000); do read -r x 2>/dev/null < l && echo "$x"; done | sort | uniq -c`)
+	close(stop)
+	n := <-flipped
+	if strings.Contains(out, secret) {
+		t.Fatalf("the secret came out through a swapped link:\n%s", out)
+	}
+	if res.ExitCode != 0 || !strings.Contains(out, "foo in a") {
+		t.Errorf("exit %d, want the allowed file read:\n%s", res.ExitCode, out)
+	}
+	t.Logf("%d flips; reads: %s; refusals: %d (+%d)", n, strings.TrimSpace(out), len(res.Refusals), res.RefusalsDropped)
+}
+
+// Ordinary work is left alone: files are made, written, renamed, linked and removed in the
+// workspace and /tmp, with the modes and umask the command asked for.
+func TestEnforceOrdinaryWork(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := enforcedWorkspace(t)
+	script := `set -e
+umask 027
+mkdir -p out/deep && echo one > out/deep/f && cat out/deep/f
+mv out/deep/f out/g && ln out/g out/h && ln -s g out/s && cat out/s
+stat -c %a out/g out/deep
+chmod 600 out/g && stat -c %a out/g
+echo tmp > /tmp/t && cat /tmp/t && unlink /tmp/t
+exec 3> out/fd && echo via-fd >&3 && exec 3>&- && cat out/fd
+cat < /dev/null; echo x > /dev/null; ls /proc/self/fd > /dev/null; cat /proc/self/status > /dev/null
+echo piped | cat /dev/stdin
+cat <(echo substituted)
+unlink out/h && rmdir out/deep && echo done`
+	res, out := runEnforced(t, ws, script)
+	want := "one\none\n640\n750\n600\ntmp\nvia-fd\npiped\nsubstituted\ndone\n"
+	if res.ExitCode != 0 || out != want || len(res.Refusals) > 0 {
+		t.Errorf("exit %d, refusals %v, output:\n%s\nwant:\n%s", res.ExitCode, res.Refusals, out, want)
+	}
+}
+
+// A FIFO's opens wait for each other through the supervisor, and one left waiting when the
+// command ends does not keep Run from returning.
+func TestEnforceFIFO(t *testing.T) {
+	sandboxtest.Need(t)
+	ws := enforcedWorkspace(t)
+	res, out := runEnforced(t, ws, `mkfifo p && { (echo through > p) & cat p; wait; }`)
+	if res.ExitCode != 0 || out != "through\n" {
+		t.Errorf("exit %d, output %q", res.ExitCode, out)
+	}
+	// A reader with no writer: wait until it is in its open (openat, 257 on amd64; any call on
+	// another architecture), then end the command under it.
+	res, out = runEnforced(t, ws, `mkfifo q; cat q & p=$!; until read -r nr rest < /proc/$p/syscall && [ "$nr" = 257 ] && [ -p q ]; do :; done; exit 3`)
+	if res.ExitCode != 3 {
+		t.Errorf("exit %d, output %q", res.ExitCode, out)
+	}
+}
