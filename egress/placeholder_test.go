@@ -193,10 +193,7 @@ func TestProxyPlaceholderServerName(t *testing.T) {
 	if err := tc.Handshake(); err == nil {
 		t.Fatal("a handshake naming another server succeeded")
 	}
-	var got []egress.Decision
-	for _, d := range f.sniRefusals() {
-		got = append(got, d)
-	}
+	got := f.sniRefusals()
 	if len(got) != 1 || !strings.Contains(got[0].Detail, "evil.test") {
 		t.Errorf("refusals %+v", got)
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/wardenhq/warden/internal/sandboxtest"
@@ -92,10 +91,14 @@ func BenchmarkEnforceGitStatus(b *testing.B) {
 // workspace).
 func BenchmarkEnforceGoBuild(b *testing.B) {
 	sandboxtest.Need(b)
-	goroot := runtime.GOROOT()
-	if _, err := os.Stat(filepath.Join(goroot, "bin", "go")); err != nil {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
 		b.Skip("needs the go toolchain")
 	}
+	if real, err := filepath.EvalSymlinks(goBin); err == nil {
+		goBin = real
+	}
+	goroot := filepath.Dir(filepath.Dir(goBin))
 	ws := b.TempDir()
 	os.WriteFile(filepath.Join(ws, "go.mod"), []byte("module example.com/m\n\ngo 1.22\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n\nimport (\n\t\"fmt\"\n\t\"net/http\"\n)\n\nfunc main() { fmt.Println(http.StatusOK) }\n"), 0o644)

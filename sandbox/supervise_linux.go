@@ -77,7 +77,7 @@ func notifyAvailable() error {
 		return fmt.Errorf("cannot read the kernel's version %q", rel)
 	}
 	if maj < minNotifyKernel[0] || maj == minNotifyKernel[0] && min < minNotifyKernel[1] {
-		return fmt.Errorf("Linux %s has no SECCOMP_ADDFD_FLAG_SEND (needs %d.%d or later)", rel, minNotifyKernel[0], minNotifyKernel[1])
+		return fmt.Errorf("the kernel (Linux %s) has no SECCOMP_ADDFD_FLAG_SEND (needs %d.%d or later)", rel, minNotifyKernel[0], minNotifyKernel[1])
 	}
 	return nil
 }
