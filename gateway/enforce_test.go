@@ -69,3 +69,36 @@ func TestShellExecEnforcesHardBlocks(t *testing.T) {
 		t.Errorf("blocker %+v", b)
 	}
 }
+
+// TestRecursiveReadRunsAroundABlockedFile: with the hard blocks enforced at the system call,
+// the review lets grep -r over a tree that holds a blocked file run; the match elsewhere is
+// found, the blocked file is refused at its open (and recorded), and its content never shows.
+func TestRecursiveReadRunsAroundABlockedFile(t *testing.T) {
+	sandboxtest.Need(t)
+	r := newRigWith(t, []byte(enforcePolicy), nil, nil)
+	ws := filepath.Join(r.gw.Workspaces(), "default")
+	if err := os.MkdirAll(filepath.Join(ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{".env": "TOKEN=hunter2\n", "sub/a.txt": "TOKEN=public\n"} {
+		if err := os.WriteFile(filepath.Join(ws, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs := r.connect(r.token("default", "person", ""), nil)
+	// Had the review refused or asked, the call would not run: no card is answered here.
+	out, _ := call(t, cs, "shell_exec", map[string]any{"command": "grep -r TOKEN ."})
+	if strings.Contains(out, "hunter2") || !strings.Contains(out, "sub/a.txt:TOKEN=public") {
+		t.Fatalf("output %q", out)
+	}
+	if !strings.Contains(out, "refused at the system call: read "+ws+"/.env refused by hard block no-env") {
+		t.Errorf("the result does not say what was refused: %q", out)
+	}
+	if evs := r.audited(audit.Filter{Tenant: "default", Kind: audit.KindEnforcement}); len(evs) != 1 {
+		t.Errorf("enforcement events: %+v", evs)
+	}
+	// A read that names the blocked file is still refused by the review, before anything runs.
+	if out, isErr := call(t, cs, "shell_exec", map[string]any{"command": "cat .env"}); !isErr || !strings.Contains(out, "Warden did not run this call") {
+		t.Errorf("cat .env: %q", out)
+	}
+}

@@ -80,6 +80,7 @@ func (g *Gateway) Review(_ context.Context, q server.ReviewQuery) (*review.Verdi
 	rs := &review.Session{ID: "explore", Surface: sf, Paths: paths}
 	if g.rules != nil {
 		rs.Boundaries = g.rules(tenant)
+		rs.Enforced = !g.o.Native.Sandbox.Off // as the gateway's sessions are (reviewSession)
 	}
 	v := g.o.Reviewer.Review(rs, q.Tool, q.Input)
 	return &v, nil

@@ -220,6 +220,9 @@ func (s *session) reviewSession(sf *surface.Surface) (*review.Session, error) {
 	rs := &review.Session{ID: s.id, Surface: sf, Paths: paths}
 	if s.g.rules != nil {
 		rs.Boundaries = s.g.rules(sf.Tenant().ID)
+		// The session's commands run in the sandbox with these rules enforced at every
+		// system call (nativeOptions), or do not run.
+		rs.Enforced = !s.g.o.Native.Sandbox.Off
 	}
 	return rs, nil
 }

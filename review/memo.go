@@ -50,6 +50,7 @@ type memoKey struct {
 	set        weak.Pointer[boundary.Set]
 	root, home string
 	unconfined bool
+	enforced   bool
 }
 
 // memoEntry is a kept review. Nothing in it is changed once it is kept: a verdict made from it
@@ -85,7 +86,7 @@ func keyFor(s *Session, tool string, t *policy.Tool, args map[string]any) (memoK
 		return memoKey{}, false
 	}
 	return memoKey{tool: tool, args: a, t: weak.Make(t), set: weak.Make(s.Boundaries), root: s.Paths.Root,
-		home: s.Paths.Home, unconfined: s.Unconfined}, true
+		home: s.Paths.Home, unconfined: s.Unconfined, enforced: s.Enforced}, true
 }
 
 // argsKey writes args as a string that differs for any two that differ: each name and value

@@ -46,6 +46,12 @@ type Session struct {
 	// Unconfined lets Warden's own file tools act outside the workspace (the hard blocks still
 	// apply). By default they are confined to it (outside_workspace).
 	Unconfined bool
+	// Enforced says the session's shell commands run in the sandbox with Boundaries enforced
+	// at every system call (sandbox.Spec.Boundaries), where a command that cannot be enforced
+	// does not run. Then a recursive read (grep -r, cp -r's source, tar c) is judged on the
+	// path it names, not on what lies below it: the blocked files below are refused at their
+	// open, and the rest of the tree is read.
+	Enforced bool
 }
 
 // Blocker is one reason a call is not simply allowed.
@@ -183,7 +189,7 @@ func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
 	if !s.Unconfined {
 		checkWorkspace(&v, s.Paths, a)
 	}
-	checkBoundaries(&v, s.Boundaries, view, a)
+	checkBoundaries(&v, s.Boundaries, view, a, s.Enforced && a.Kind == "shell_exec")
 	for _, u := range a.Unknowns {
 		detail := u.What
 		if u.Text != "" {
@@ -293,7 +299,9 @@ func checkWorkspace(v *Verdict, paths *action.Resolver, a *action.Action) {
 	}
 }
 
-func checkBoundaries(v *Verdict, set *boundary.Set, view *action.View, a *action.Action) {
+// checkBoundaries judges the action's effects and commands against the hard blocks. enforced
+// says the kernel will refuse every blocked open of the command's (Session.Enforced).
+func checkBoundaries(v *Verdict, set *boundary.Set, view *action.View, a *action.Action, enforced bool) {
 	if set == nil {
 		return
 	}
@@ -304,6 +312,15 @@ func checkBoundaries(v *Verdict, set *boundary.Set, view *action.View, a *action
 	}
 	var hits []boundary.Hit
 	for _, e := range a.Effects {
+		if e.Recursive && enforced && e.Op == action.OpRead {
+			// What is below is refused at its open, if a rule blocks it: the read of the tree
+			// runs, and is judged on the path it names (a rule on that path itself blocks).
+			hits = set.CheckPath(e.Op, e.Path, false, hits[:0])
+			for _, h := range hits {
+				v.block(hardBlock(h, fmt.Sprintf("%s %s", e.Op, e.Path)))
+			}
+			continue
+		}
 		if e.Recursive {
 			// A recursive effect that some rule could block below (most meet a glob such as
 			// "**/x.env") is judged on what is really below it; the rules' answer on the path

@@ -5,6 +5,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/surface"
 	"github.com/wardenhq/warden/verdict"
 )
@@ -105,5 +106,58 @@ func TestListingCountsDirectories(t *testing.T) {
 		if v.Decision != tt.want {
 			t.Errorf("%s: %s; want %s", tt.cmd, v.Summary(), tt.want)
 		}
+	}
+}
+
+// TestEnforcedRecursiveReadsRunAroundBlockedFiles checks that a session whose commands run
+// with the hard blocks enforced at each system call lets a recursive read of a tree that holds
+// a blocked file run (the file is refused at its open), while a read that names the blocked
+// file, and a recursive delete, are judged as before; and that a session without enforcement
+// still refuses the tree.
+func TestEnforcedRecursiveReadsRunAroundBlockedFiles(t *testing.T) {
+	f := newFixture(t)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	rules, err := boundary.Compile(mustDoc(t, `{"version":1,"hardBlocks":[
+	 {"id":"key-files","enabled":true,"type":"path","pattern":"**/*.key","match":"glob","operations":["read","write","delete"],"reason":"private keys"}]}`),
+		boundary.Options{Home: f.dir + "/home"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Boundaries = rules
+	r := newReviewer(t, nil)
+	if err := os.MkdirAll(f.ws+"/keyed/b", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.ws+"/keyed/b/id.key", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f.ws+"/keyed/notes.txt", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		cmd                 string
+		plain, withEnforced verdict.Decision
+	}{
+		{"grep -r x keyed", verdict.Deny, verdict.Allow},
+		{"grep -r x .", verdict.Deny, verdict.Allow},
+		{"cat keyed/b/id.key", verdict.Deny, verdict.Deny},
+		{"grep -r x keyed/b/id.key", verdict.Deny, verdict.Deny},
+		{"cat keyed/notes.txt", verdict.Allow, verdict.Allow},
+	}
+	enforced := *s
+	enforced.Enforced = true
+	for _, tt := range tests {
+		if v := r.Review(s, "Bash", map[string]any{"command": tt.cmd}); v.Decision != tt.plain {
+			t.Errorf("%s without enforcement: %s; want %s", tt.cmd, v.Summary(), tt.plain)
+		}
+		if v := r.Review(&enforced, "Bash", map[string]any{"command": tt.cmd}); v.Decision != tt.withEnforced {
+			t.Errorf("%s with enforcement: %s; want %s", tt.cmd, v.Summary(), tt.withEnforced)
+		}
+	}
+	// A recursive delete is not a read: what it would remove below is judged as before.
+	plain := r.Review(s, "Bash", map[string]any{"command": "rm -r keyed"})
+	withEnforced := r.Review(&enforced, "Bash", map[string]any{"command": "rm -r keyed"})
+	if plain.Decision != withEnforced.Decision || fmt.Sprint(plain.Blockers) != fmt.Sprint(withEnforced.Blockers) {
+		t.Errorf("rm -r keyed: %s without enforcement, %s with it; want the same", plain.Summary(), withEnforced.Summary())
 	}
 }
