@@ -45,7 +45,7 @@ func TestRewriteReaderChunks(t *testing.T) {
 	want := "x" + "VALUE-A" + "warden-ph-" + "VALUE-A" + "warden-" + "the value of b, longer than its placeholder" +
 		"the value of b, longer than its placeholder" + "warden-ph-short" + "tail warden-p"
 	for _, sizes := range [][]int{{1}, {2}, {3, 5}, {7}, {9, 1, 41}, {41}, {42}, {43}, {1 << 20}} {
-		r := &rewriteReader{src: io.NopCloser(&chunkReader{b: []byte(in), sizes: sizes}), w: w, refused: &refusal{}}
+		r := newRewriteReader(io.NopCloser(&chunkReader{b: []byte(in), sizes: sizes}), w, &refusal{})
 		got, err := io.ReadAll(iotest.OneByteReader(r))
 		if err != nil || string(got) != want {
 			t.Errorf("reads of %v: %v\n%q\nwant\n%q", sizes, err, got, want)
@@ -73,7 +73,7 @@ func TestRewriteReaderRefuses(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			w := &rewriter{t: tab, host: mustHost(t, tt.host), port: 443}
 			ref := &refusal{}
-			r := &rewriteReader{src: io.NopCloser(&chunkReader{b: []byte(tt.text), sizes: []int{3}}), w: w, refused: ref}
+			r := newRewriteReader(io.NopCloser(&chunkReader{b: []byte(tt.text), sizes: []int{3}}), w, ref)
 			got, err := io.ReadAll(r)
 			if !errors.Is(err, ErrPlaceholder) || !strings.Contains(err.Error(), tt.want) || ref.get() != err {
 				t.Errorf("error %v, kept %v", err, ref.get())
@@ -128,7 +128,7 @@ func FuzzRewriteReader(f *testing.F) {
 			whole, _, _ = w.scan(nil, body[:used], true, nil)
 		}
 		sizes := []int{int(s1)%64 + 1, int(s2)%64 + 1}
-		r := &rewriteReader{src: io.NopCloser(&chunkReader{b: body, sizes: sizes}), w: w, refused: &refusal{}}
+		r := newRewriteReader(io.NopCloser(&chunkReader{b: body, sizes: sizes}), w, &refusal{})
 		got, err := io.ReadAll(r)
 		if (werr != nil) != (err != nil) {
 			t.Fatalf("whole: %v, streamed: %v", werr, err)
@@ -171,7 +171,7 @@ func BenchmarkRewriteBody(b *testing.B) {
 			for b.Loop() {
 				var src io.Reader = bytes.NewReader(bb.body)
 				if bb.wrap {
-					src = &rewriteReader{src: io.NopCloser(src), w: &rewriter{t: tab, host: host, port: 443}, refused: &refusal{}}
+					src = newRewriteReader(io.NopCloser(src), &rewriter{t: tab, host: host, port: 443}, &refusal{})
 				}
 				if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{src}, buf); err != nil {
 					b.Fatal(err)
@@ -198,7 +198,7 @@ func TestHideReaderChunks(t *testing.T) {
 	in := `{"echo":"value-of-a-0123","pin":"pin1","other":"value-of-c-4567","twice":"value-of-a-0123value-of-a-0123","part":"value-of-a"}`
 	want := `{"echo":"` + a + `","pin":"pin1","other":"value-of-c-4567","twice":"` + a + a + `","part":"value-of-a"}`
 	for _, sizes := range [][]int{{1}, {2}, {5, 3}, {14}, {15}, {16}, {1 << 20}} {
-		r := &hideReader{src: io.NopCloser(&chunkReader{b: []byte(in), sizes: sizes}), hd: hd}
+		r := newHideReader(io.NopCloser(&chunkReader{b: []byte(in), sizes: sizes}), hd)
 		got, err := io.ReadAll(iotest.OneByteReader(r))
 		if err != nil || string(got) != want {
 			t.Errorf("reads of %v: %v\n%s\nwant\n%s", sizes, err, got, want)

@@ -103,21 +103,39 @@ func (w *rewriter) text(s string, esc func(string) string) (string, error) {
 	return string(out), err
 }
 
-// A rewriteReader is a body with placeholders replaced as it streams: it holds back at most
+// A scanReader is a body passed through a scanner as it streams: scan turns what was read
+// into what is passed on, and says how much of it it used; what it leaves (a possible start of
+// what it looks for, split across reads) is scanned again with the next read. An error from
+// scan ends the body with it, after fail (if set) is told.
+type scanReader struct {
+	src  io.ReadCloser
+	scan func(dst, buf []byte, final bool) (out []byte, used int, err error)
+	fail func(error)
+	buf  []byte // read from src, not yet scanned
+	out  []byte // scanned, not yet returned
+	off  int
+	err  error
+}
+
+// newRewriteReader is a body with placeholders replaced as it streams: it holds back at most
 // PlaceholderLen-1 bytes that may begin one, so a placeholder split across reads is found.
 // The first refused placeholder ends it with an error, kept in refused for the proxy to
 // answer with; nothing from the refused placeholder on is passed on.
-type rewriteReader struct {
-	src     io.ReadCloser
-	w       *rewriter
-	refused *refusal
-	buf     []byte // read from src, not yet scanned
-	out     []byte // scanned, not yet returned
-	off     int
-	err     error
+func newRewriteReader(src io.ReadCloser, w *rewriter, refused *refusal) *scanReader {
+	return &scanReader{src: src, fail: refused.set, scan: func(dst, buf []byte, final bool) ([]byte, int, error) {
+		return w.scan(dst, buf, final, nil)
+	}}
 }
 
-func (r *rewriteReader) Read(p []byte) (int, error) {
+// newHideReader is a response body with values replaced by their placeholders as it streams.
+func newHideReader(src io.ReadCloser, hd *hider) *scanReader {
+	return &scanReader{src: src, scan: func(dst, buf []byte, final bool) ([]byte, int, error) {
+		out, used := hd.scan(dst, buf, final)
+		return out, used, nil
+	}}
+}
+
+func (r *scanReader) Read(p []byte) (int, error) {
 	for r.off == len(r.out) {
 		if r.err != nil {
 			return 0, r.err
@@ -129,12 +147,14 @@ func (r *rewriteReader) Read(p []byte) (int, error) {
 		}
 		m, err := r.src.Read(r.buf[n:cap(r.buf)])
 		r.buf = r.buf[:n+m]
-		out, used, serr := r.w.scan(r.out, r.buf, err != nil, nil)
+		out, used, serr := r.scan(r.out, r.buf, err != nil)
 		r.out = out
 		r.buf = r.buf[:copy(r.buf, r.buf[used:])]
 		switch {
 		case serr != nil:
-			r.refused.set(serr)
+			if r.fail != nil {
+				r.fail(serr)
+			}
 			r.err = serr
 		case err != nil:
 			r.err = err
@@ -145,7 +165,7 @@ func (r *rewriteReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-func (r *rewriteReader) Close() error { return r.src.Close() }
+func (r *scanReader) Close() error { return r.src.Close() }
 
 // A refusal is where a streamed body's refused placeholder is kept, for the proxy's answer.
 type refusal struct {
@@ -225,7 +245,7 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 	}
 	// Too long to hold, or of unknown length: streamed, and sent chunked, as its length is
 	// not known before its end.
-	r.Body, r.GetBody = &rewriteReader{src: r.Body, w: w, refused: ref}, nil
+	r.Body, r.GetBody = newRewriteReader(r.Body, w, ref), nil
 	r.ContentLength = -1
 	r.Header.Del("Content-Length")
 	return nil
@@ -298,40 +318,6 @@ func (hd *hider) scan(dst, buf []byte, final bool) ([]byte, int) {
 	return append(dst, buf[i:limit]...), limit
 }
 
-// hideReader is a response body with values replaced by their placeholders as it streams.
-type hideReader struct {
-	src io.ReadCloser
-	hd  *hider
-	buf []byte
-	out []byte
-	off int
-	err error
-}
-
-func (r *hideReader) Read(p []byte) (int, error) {
-	for r.off == len(r.out) {
-		if r.err != nil {
-			return 0, r.err
-		}
-		r.out, r.off = r.out[:0], 0
-		n := len(r.buf)
-		if cap(r.buf)-n < 16<<10 {
-			r.buf = append(r.buf, make([]byte, 32<<10)...)[:n]
-		}
-		m, err := r.src.Read(r.buf[n:cap(r.buf)])
-		r.buf = r.buf[:n+m]
-		var used int
-		r.out, used = r.hd.scan(r.out, r.buf, err != nil)
-		r.buf = r.buf[:copy(r.buf, r.buf[used:])]
-		r.err = err
-	}
-	n := copy(p, r.out[r.off:])
-	r.off += n
-	return n, nil
-}
-
-func (r *hideReader) Close() error { return r.src.Close() }
-
 // hideKey carries a request's hider to the response.
 type hideKey struct{}
 
@@ -356,7 +342,7 @@ func hide(resp *http.Response) error {
 		resp.Body.Close()
 		return fmt.Errorf("%w: the response is encoded (Content-Encoding: %s), so it cannot be read for the protected values sent to this host, and is withheld", ErrPlaceholder, ce)
 	}
-	resp.Body = &hideReader{src: resp.Body, hd: hd}
+	resp.Body = newHideReader(resp.Body, hd)
 	resp.ContentLength = -1
 	resp.Header.Del("Content-Length")
 	return nil

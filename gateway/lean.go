@@ -153,7 +153,8 @@ func (s *session) serveLean(w http.ResponseWriter, r *http.Request, id jsonrpc.I
 	}
 	ctx, cancel := context.WithCancelCause(r.Context())
 	defer cancel(nil)
-	key := leanKey(id)
+	idJSON := leanKey(id) // the id as JSON: the answer's, and the key a cancellation finds
+	key := string(idJSON)
 	s.mu.Lock()
 	if s.leanCalls == nil {
 		s.leanCalls = map[string]context.CancelCauseFunc{}
@@ -179,7 +180,6 @@ func (s *session) serveLean(w http.ResponseWriter, r *http.Request, id jsonrpc.I
 	if sid := s.mcpID.Load(); sid != nil {
 		h.Set("Mcp-Session-Id", *sid)
 	}
-	idJSON, _ := json.Marshal(id.Raw())
 	if err == nil && res.sdk == nil {
 		if _, ok := textResult(res.plain); ok {
 			// A result of text content only, the usual one, is encoded straight into the
@@ -225,10 +225,11 @@ func (s *session) serveLean(w http.ResponseWriter, r *http.Request, id jsonrpc.I
 	w.Write(out)
 }
 
-// leanKey is how a call's JSON-RPC id is found again when the client cancels it.
-func leanKey(id jsonrpc.ID) string {
+// leanKey is a call's JSON-RPC id as JSON, by which it is found again when the client
+// cancels it.
+func leanKey(id jsonrpc.ID) []byte {
 	b, _ := json.Marshal(id.Raw())
-	return string(b)
+	return b
 }
 
 // cancelLean ends the lean calls a body's notifications/cancelled name: the SDK would end
@@ -254,7 +255,7 @@ func (s *session) cancelLean(msgs []*jsonrpc.Request) {
 			continue
 		}
 		s.mu.Lock()
-		cancel := s.leanCalls[leanKey(id)]
+		cancel := s.leanCalls[string(leanKey(id))]
 		s.mu.Unlock()
 		if cancel != nil {
 			reason := "the client cancelled the call"

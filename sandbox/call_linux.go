@@ -114,9 +114,15 @@ func (c *supervisedCall) str(addr uint64) (string, unix.Errno) {
 	if addr == 0 {
 		return "", unix.EFAULT
 	}
+	return c.cstring(addr, unix.PathMax, unix.ENAMETOOLONG)
+}
+
+// cstring reads the NUL-terminated string at addr, a page at a time so that an unmapped page
+// after it does not fail the read; one longer than max is tooLong.
+func (c *supervisedCall) cstring(addr uint64, max int, tooLong unix.Errno) (string, unix.Errno) {
 	var b []byte
 	buf := make([]byte, 4096)
-	for len(b) <= unix.PathMax {
+	for len(b) <= max {
 		n := 4096 - int(addr%4096)
 		local := []unix.Iovec{{Base: &buf[0], Len: uint64(n)}}
 		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: n}}
@@ -130,7 +136,7 @@ func (c *supervisedCall) str(addr uint64) (string, unix.Errno) {
 		b = append(b, buf[:got]...)
 		addr += uint64(got)
 	}
-	return "", unix.ENAMETOOLONG
+	return "", tooLong
 }
 
 // readv reads the process's memory.

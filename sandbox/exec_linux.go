@@ -204,23 +204,7 @@ func (c *supervisedCall) argv(addr uint64) ([]string, unix.Errno) {
 
 // longStr reads a NUL-terminated argument, which unlike a path may be longer than PATH_MAX.
 func (c *supervisedCall) longStr(addr uint64) (string, unix.Errno) {
-	var b []byte
-	buf := make([]byte, 4096)
-	for len(b) <= maxArgBytes {
-		n := 4096 - int(addr%4096)
-		local := []unix.Iovec{{Base: &buf[0], Len: uint64(n)}}
-		remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: n}}
-		got, err := c.readv(local, remote)
-		if err != nil || got <= 0 {
-			return "", unix.EFAULT
-		}
-		if i := indexByte(buf[:got], 0); i >= 0 {
-			return string(append(b, buf[:i]...)), 0
-		}
-		b = append(b, buf[:got]...)
-		addr += uint64(got)
-	}
-	return "", unix.E2BIG
+	return c.cstring(addr, maxArgBytes, unix.E2BIG)
 }
 
 // programs knows the programs the command rules name (rm in "rm -rf /"), by what they are:
