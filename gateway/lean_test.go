@@ -74,10 +74,19 @@ func leanUpstream(t *testing.T, jsonResponse bool) (url string, forget func()) {
 	first := newHandler()
 	h.Store(&first)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { (*h.Load()).ServeHTTP(w, r) }))
-	t.Cleanup(srv.Close)
+	t.Cleanup(func() {
+		// Close waits for every request to end, and an event stream of a client session
+		// left open (after a reconnect, rarely: not yet understood, see the issue's note)
+		// never would: its connection is closed first.
+		srv.CloseClientConnections()
+		srv.Close()
+	})
 	return srv.URL, func() {
 		fresh := newHandler()
 		h.Store(&fresh)
+		// As a restart would, the old handler's connections end with it (its event streams
+		// would otherwise hang on, on sessions nobody can close now).
+		srv.CloseClientConnections()
 	}
 }
 
@@ -138,6 +147,7 @@ func TestLeanPathAnswersAsTheSDKDoes(t *testing.T) {
 	run := func(sdkOnly bool) (results []string, trail []string, r *rig) {
 		r = newRig(t, leanPolicy(streamURL, jsonURL), nil).with(func(o *Options) { o.sdkOnly = sdkOnly })
 		cs := r.connect(r.token("default", "person", ""), nil)
+		r.ready(cs)
 		for _, c := range calls {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
@@ -254,11 +264,7 @@ func TestLeanCallEndsWhenTheClientCancelsIt(t *testing.T) {
 	if got := r.post(secret, sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); got.status != http.StatusAccepted {
 		t.Fatalf("initialized: HTTP %d %s", got.status, got.body)
 	}
-	// The SDK hands notifications to the server on its own goroutine: the session is ready
-	// for the lean path once the server has seen it.
-	for s := r.gw.sessionByMCP(sid); !s.ready.Load(); {
-		time.Sleep(time.Millisecond)
-	}
+	r.readyID(sid)
 	done := make(chan rpcReply, 1)
 	go func() {
 		req := r.request(http.MethodPost, secret, sid, strings.NewReader(
@@ -327,5 +333,25 @@ func TestLeanCallsKeepTheirSessionAlive(t *testing.T) {
 	}
 	if r.gw.sessionByMCP(cs.ID()) != nil {
 		t.Fatal("the session left idle was not reaped")
+	}
+}
+
+// ready waits until the session's server has seen notifications/initialized: the SDK hands
+// it over on a goroutine of its own, and the lean path serves no call before it (the first
+// call of a session may otherwise go through the SDK).
+func (r *rig) ready(cs *mcp.ClientSession) { r.readyID(cs.ID()) }
+
+func (r *rig) readyID(id string) {
+	r.t.Helper()
+	s := r.gw.sessionByMCP(id)
+	if s == nil {
+		r.t.Fatalf("no session %s", id)
+	}
+	deadline := time.Now().Add(time.Minute)
+	for !s.ready.Load() {
+		if time.Now().After(deadline) {
+			r.t.Fatal("the session's server never saw notifications/initialized")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
