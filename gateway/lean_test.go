@@ -142,6 +142,9 @@ func TestLeanPathAnswersAsTheSDKDoes(t *testing.T) {
 		{"mcp__upjson__breaks", nil},
 		{"mcp__upjson__asks", nil},
 		{"mcp__up__nope", nil}, // not listed
+		// Large enough to be streamed to the upstream (callBody), with what JSON must escape.
+		{"mcp__up__echo", map[string]any{"msg": strings.Repeat("a\u2028<>&\"\\\x01\té\xff", 8000)}},
+		{"mcp__upjson__echo", map[string]any{"msg": strings.Repeat("b\u2029\n\x1f", 20000), "n": 1e21, "x": []any{1.5e-7, nil, true}}},
 		{"files_read", map[string]any{"path": "../../etc/passwd"}},
 	}
 	run := func(sdkOnly bool) (results []string, trail []string, r *rig) {
@@ -203,7 +206,7 @@ func TestLeanPathAnswersAsTheSDKDoes(t *testing.T) {
 		8:  `echo: over json`,
 		11: `pinged; 0 roots`,
 		12: `Warden did not run this call`,
-		13: `Warden did not run this call`,
+		15: `Warden did not run this call`,
 	} {
 		if !strings.Contains(leanRes[i], want) {
 			t.Errorf("call %d: %s\nwant it to hold %s", i, leanRes[i], want)

@@ -67,31 +67,13 @@ func (u *upstream) leanCapable(cs *mcp.ClientSession) (string, bool) {
 // which isBroken knows.
 func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version, name string, args map[string]any, meta mcp.Meta, size int) (map[string]any, error) {
 	id := "warden-" + strconv.FormatUint(leanSeq.Add(1), 36)
-	params := struct {
-		Meta      mcp.Meta       `json:"_meta,omitempty"`
-		Name      string         `json:"name"`
-		Arguments map[string]any `json:"arguments"`
-	}{meta, name, args}
-	if params.Arguments == nil {
-		params.Arguments = map[string]any{}
-	}
-	// Encoded by an Encoder, whose buffer is pooled, into a buffer of about the size the
-	// client's arguments had (size): json.Marshal would grow a buffer to the request's size
-	// and then copy it.
-	buf := bytes.NewBuffer(make([]byte, 0, size+len(name)+512))
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	err := enc.Encode(struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      string `json:"id"`
-		Method  string `json:"method"`
-		Params  any    `json:"params"`
-	}{"2.0", id, "tools/call", params})
+	// Written as the transport sends it (see callBody): a large call is never held whole.
+	body, n, finish, err := callBody(id, name, args, meta, size)
 	if err != nil {
 		return nil, fmt.Errorf("the call's arguments cannot be encoded: %w", err)
 	}
-	body := buf.Bytes()
-	resp, err := u.leanPost(ctx, cs, version, body)
+	defer finish()
+	resp, err := u.leanPost(ctx, cs, version, body, n)
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +119,12 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 }
 
 // leanPost sends one JSON-RPC message on cs's session.
-func (u *upstream) leanPost(ctx context.Context, cs *mcp.ClientSession, version string, body []byte) (*http.Response, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.server.Upstream.URL, bytes.NewReader(body))
+func (u *upstream) leanPost(ctx context.Context, cs *mcp.ClientSession, version string, body io.Reader, n int64) (*http.Response, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.server.Upstream.URL, body)
 	if err != nil {
 		return nil, err
 	}
+	req.ContentLength = n
 	req.Header = http.Header{
 		"Content-Type":         {"application/json"},
 		"Accept":               {"application/json, text/event-stream"},
@@ -164,7 +147,7 @@ func (u *upstream) leanCancel(cs *mcp.ClientSession, version, id string, why err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), u.server.Upstream.Timeout)
 	defer cancel()
-	if resp, err := u.leanPost(ctx, cs, version, body); err == nil {
+	if resp, err := u.leanPost(ctx, cs, version, bytes.NewReader(body), int64(len(body))); err == nil {
 		io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
 	}
@@ -284,7 +267,7 @@ func (u *upstream) leanEvent(ctx context.Context, cs *mcp.ClientSession, version
 		reply["result"] = result
 	}
 	if b, err := json.Marshal(reply); err == nil {
-		if resp, err := u.leanPost(ctx, cs, version, b); err == nil {
+		if resp, err := u.leanPost(ctx, cs, version, bytes.NewReader(b), int64(len(b))); err == nil {
 			io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 			resp.Body.Close()
 		}

@@ -1,8 +1,9 @@
 // Package group commits concurrent writes together: the callers that arrive while one batch is
 // being written are written by the next one, in one transaction, so that under load each
-// commit serves many writes, and a lone write waits for nobody. The audit trail's appends use
-// it on both stores: a decision is still durable before Append returns, and the call it
-// decides runs only after that.
+// commit serves many writes, and a lone write waits for nobody. The SQLite store's audit
+// appends use it: a decision is still durable before Append returns, and the call it decides
+// runs only after that. (PostgreSQL shares WAL flushes between concurrent commits itself, and
+// batching its appends measured no gain: docs/architecture.md, the claims table.)
 package group
 
 import "sync"
