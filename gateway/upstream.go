@@ -54,7 +54,12 @@ type upstream struct {
 	err       error          // the last connect error, while not connected
 	retryAt   time.Time
 	errs      *counts // the pool's count of failed calls
+	// closed: the gateway closed this upstream; no dial may leave a session behind after it.
+	closed bool
 }
+
+// errUpstreamClosed: the gateway is closing, and its upstreams with it.
+var errUpstreamClosed = errors.New("the gateway is closing")
 
 // credential is what a session hands an upstream: a value (for own and shared connections)
 // or the host environment's variables (for the owner's tenant).
@@ -80,6 +85,8 @@ type pool struct {
 	sdkOnly bool
 	// lean counts the calls made on the lean hop.
 	lean atomic.Uint64
+	// closed: closeAll ran; no upstream is opened after it.
+	closed bool
 }
 
 func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpdatedNotificationParams)) *pool {
@@ -90,6 +97,10 @@ func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpda
 func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*upstream, error) {
 	key := srv.ID + "\x00" + cred.id
 	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("connector %s: %w", srv.ID, errUpstreamClosed)
+	}
 	u, ok := p.all[key]
 	if !ok {
 		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox, errs: &p.errs,
@@ -104,6 +115,7 @@ func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*u
 func (p *pool) closeAll() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.closed = true
 	for _, u := range p.all {
 		u.close()
 	}
@@ -123,6 +135,10 @@ func (u *upstream) connect(ctx context.Context) error {
 		if u.session != nil {
 			u.mu.Unlock()
 			return nil
+		}
+		if u.closed {
+			u.mu.Unlock()
+			return fmt.Errorf("connector %s: %w", u.server.ID, errUpstreamClosed)
 		}
 		if u.dialing == nil {
 			if u.err != nil && time.Now().Before(u.retryAt) {
@@ -223,6 +239,13 @@ func (u *upstream) dial(ctx context.Context) error {
 		return fmt.Errorf("list the catalog of %s: %w", u.server.ID, err)
 	}
 	u.mu.Lock()
+	if u.closed {
+		// Closed while this dial ran (a reconnect in flight as the gateway stopped): the
+		// session would outlive the gateway, its event stream open, so it ends here.
+		u.mu.Unlock()
+		cs.Close()
+		return fmt.Errorf("connector %s: %w", u.server.ID, errUpstreamClosed)
+	}
 	u.session = cs
 	u.setListing(l)
 	u.mu.Unlock()
@@ -546,6 +569,7 @@ func (u *upstream) close() {
 	u.mu.Lock()
 	cs := u.session
 	u.session = nil
+	u.closed = true
 	u.mu.Unlock()
 	if cs != nil {
 		cs.Close()
