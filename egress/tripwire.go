@@ -29,6 +29,8 @@ type tripwire struct {
 	lower []twPattern // looked for in the view in lower case
 	b64   []twPattern // looked for in the base64 view (line breaks out, URL alphabet mapped)
 	keep  int         // the raw bytes a streamed body keeps from one read to the next
+
+	low, b64v []byte // views' buffers
 }
 
 type twPattern struct {
@@ -108,13 +110,12 @@ func (tw *tripwire) checkView(v []byte, depth int, what, to string) error {
 		}
 		return fmt.Errorf("%w: %s holds the placeholder of %s (%s), whose value may not go to %s", ErrPlaceholder, what, tw.subs[p.sub].Name, form, to)
 	}
-	lower := bytes.ToLower(v)
+	lower, b64 := tw.views(v)
 	for _, p := range tw.lower {
 		if bytes.Contains(lower, p.b) {
 			return found(p)
 		}
 	}
-	b64 := base64View(v)
 	for _, p := range tw.b64 {
 		if bytes.Contains(b64, p.b) {
 			return found(p)
@@ -123,26 +124,36 @@ func (tw *tripwire) checkView(v []byte, depth int, what, to string) error {
 	return nil
 }
 
-// base64View is v with line breaks taken out and the URL alphabet's two letters written as
-// the standard alphabet's.
-func base64View(v []byte) []byte {
-	if bytes.IndexAny(v, "\r\n-_") < 0 {
-		return v
+// views returns v in lower case, and v as base64 is read: line breaks taken out, the URL
+// alphabet's two letters written as the standard alphabet's. They are the tripwire's own
+// buffers, good until the next call.
+func (tw *tripwire) views(v []byte) (lower, b64 []byte) {
+	if cap(tw.low) < len(v) {
+		tw.low, tw.b64v = make([]byte, len(v)), make([]byte, len(v))
 	}
-	out := make([]byte, 0, len(v))
-	for _, c := range v {
-		switch c {
-		case '\r', '\n':
-		case '-':
-			out = append(out, '+')
-		case '_':
-			out = append(out, '/')
-		default:
-			out = append(out, c)
+	lower, b64 = tw.low[:len(v)], tw.b64v[:len(v)]
+	n := 0
+	for i, c := range v {
+		lower[i] = lowerTable[c]
+		b64[n] = base64Table[c]
+		if c != '\r' && c != '\n' {
+			n++
 		}
 	}
-	return out
+	return lower, b64[:n]
 }
+
+var lowerTable, base64Table = func() (l, b [256]byte) {
+	for i := range 256 {
+		c := byte(i)
+		l[i], b[i] = c, c
+		if 'A' <= c && c <= 'Z' {
+			l[i] = c + 'a' - 'A'
+		}
+	}
+	b['-'], b['_'] = '+', '/'
+	return l, b
+}()
 
 // percentDecode undoes one level of percent-encoding; a '%' not followed by two hex digits
 // stays as it is.
