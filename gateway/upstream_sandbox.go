@@ -15,7 +15,9 @@ import (
 
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/native"
+	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sandbox"
+	"github.com/wardenhq/warden/secret"
 )
 
 // connectorSandbox is how a pool runs the stdio processes of connectors with sandbox: true.
@@ -122,6 +124,20 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 		proxy.Close()
 	})
 
+	// The connector's credentials, where its secrets declare hosts: placeholders, which its
+	// proxy turns into the values toward those hosts only.
+	env, subs := placeholdCredentials(u.server, u.env(), u.cred)
+	var bundle []byte
+	if len(subs) > 0 {
+		if _, err := proxy.Substitute(subs); err != nil {
+			return nil, fail(err)
+		}
+		// Released with the proxy, when the process has ended.
+		if bundle, err = proxy.CABundle(); err != nil {
+			return nil, fail(fmt.Errorf("its egress proxy's certificate authority: %w", err))
+		}
+	}
+
 	stdinR, stdinW, err := os.Pipe() // a file, so the process reads it directly
 	if err != nil {
 		return nil, fail(err)
@@ -135,7 +151,8 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 	proc, err := sandbox.Start(context.Background(), sandbox.Spec{
 		Workspace: dir,
 		Command:   append([]string{prog}, up.Command[1:]...),
-		Env:       sandboxEnv(u.env(), dir),
+		Env:       sandboxEnv(env, dir),
+		CABundle:  bundle,
 		Hidden:    slices.Concat(sb.native.Hidden, hidden),
 		ReadOnly:  slices.Concat(sb.native.ReadOnly, []string{prog}),
 		Proxy:     ln.Handle,
@@ -179,4 +196,37 @@ func sandboxEnv(env []string, home string) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// placeholdCredentials returns env with a placeholder (egress.NewPlaceholder, fresh for each
+// process) in place of each of the connector's credentials it holds (the variable its
+// credential goes to, and its host variables), and the substitutions that its process's
+// egress proxy makes: the value goes only toward the hosts the connector's secrets declare
+// (secrets.hosts). A connector without such hosts, or with secrets.exposeToProcess, gets the
+// values themselves (env unchanged): a value that goes nowhere would leave the connector
+// without its credential.
+func placeholdCredentials(srv *policy.Server, env []string, cred credential) ([]string, []egress.Substitution) {
+	if srv.ExposeSecrets || srv.SecretHosts == nil || len(srv.SecretHosts.Entries()) == 0 {
+		return env, nil
+	}
+	names := map[string]bool{}
+	if n := srv.Upstream.CredentialEnv; n != "" {
+		names[n] = true
+	}
+	for _, kv := range cred.host {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := slices.Clone(env)
+	var subs []egress.Substitution
+	for i, kv := range out {
+		k, v, _ := strings.Cut(kv, "=")
+		if !names[k] || v == "" {
+			continue
+		}
+		ph := egress.NewPlaceholder()
+		subs = append(subs, egress.Substitution{Name: k, Placeholder: ph, Value: secret.New(v), Hosts: srv.SecretHosts})
+		out[i] = k + "=" + ph
+	}
+	return out, subs
 }
