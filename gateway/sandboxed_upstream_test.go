@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/internal/testnet"
@@ -132,6 +134,18 @@ func sandboxedHelper() int {
 		body, _ := io.ReadAll(resp.Body)
 		resp.Body.Close()
 		return text(fmt.Sprintf("held=%s status=%d body=%s", held, resp.StatusCode, body)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "plans", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Writes plans.txt in its own directory and reads it back.
+		f := filepath.Join(os.Getenv("HOME"), "plans.txt")
+		if err := os.WriteFile(f, []byte("the plans"), 0o600); err != nil {
+			return text("home=" + os.Getenv("HOME") + " write: " + err.Error()), nil
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return text("home=" + os.Getenv("HOME") + " read: " + err.Error()), nil
+		}
+		return text("home=" + os.Getenv("HOME") + " read: " + string(b)), nil
 	})
 	s.AddTool(&mcp.Tool{Name: "crash", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		syscall.Exit(3)
@@ -366,7 +380,7 @@ func TestSandboxedConnectorThatCannotStartDoesNotRun(t *testing.T) {
 		t.Errorf("tools %v: the connector that did not start is listed", got)
 	}
 	srv, _ := r.gw.snapshot.Load().p.Server("box")
-	_, err := r.gw.upstream.get(context.Background(), srv, credential{})
+	_, err := r.gw.upstream.get(context.Background(), srv, credential{}, "acme")
 	for _, want := range []string{"connector box", "in the sandbox", "cannot run " + prog} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("the dial error %v does not say %q", err, want)
@@ -513,5 +527,87 @@ tenants:
 	})
 	if rep := probeSandboxed(t, r.connect(r.token("acme", "person", ""), nil)); !strings.HasPrefix(rep.Env["BOX_TOKEN"], "protected://credential/") {
 		t.Errorf("exposeToProcess: the process holds %q, want the value (redacted in the result)", rep.Env["BOX_TOKEN"])
+	}
+}
+
+// TestSandboxedConnectorEnforcesTenantHardBlocks: a sandboxed connector's process that would
+// serve two tenants serves one whose hard blocks are set alone, and enforces them at the
+// system call: its read of a blocked file is refused (and recorded under the connector, for
+// that tenant), while the other tenant's process, started from the same connector, reads it.
+// Once the other tenant's blocks change, its next call goes to a process of its own under
+// them; once the first tenant's change, its process is started again under the new ones.
+func TestSandboxedConnectorEnforcesTenantHardBlocks(t *testing.T) {
+	sandboxtest.Need(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fmt.Appendf(nil, `version: 1
+connectors:
+  - id: box
+    effect: read
+    discover: true
+    sandbox: true
+    upstream: {command: [%q, "-test.run=^TestSandboxedConnectorHelper$"], env: {%s: "1"}, timeoutMs: 20000}
+tenants:
+  - id: acme
+    account: one
+    connections: [{id: box, connector: box, sharedWith: [beta]}]
+  - id: beta
+    account: one
+`, exe, sandboxedHelperEnv)
+	const noPlans = `{"version":1,"hardBlocks":[{"id":"no-plans","enabled":true,"type":"path","pattern":"**/plans.txt","match":"glob","operations":["read"],"reason":"plans stay private"}]}`
+	const noNotes = `{"version":1,"hardBlocks":[{"id":"no-notes","enabled":true,"type":"path","pattern":"**/notes.txt","match":"glob","operations":["read"]}]}`
+	var mu sync.Mutex
+	sets := map[string]*boundary.Set{"acme": boundary.Load([]byte(noPlans), boundary.Options{})}
+	setRules := func(tenant, doc string) {
+		mu.Lock()
+		defer mu.Unlock()
+		sets[tenant] = boundary.Load([]byte(doc), boundary.Options{})
+	}
+	r := newRigWith(t, src, nil, func(o *Options) {
+		o.Boundaries = func(tenant string) *boundary.Set {
+			mu.Lock()
+			defer mu.Unlock()
+			return sets[tenant] // nil: none
+		}
+	})
+	acme := r.connect(r.token("acme", "person", ""), nil)
+	beta := r.connect(r.token("beta", "person", ""), nil)
+	plans := func(cs *mcp.ClientSession) (home, result string) {
+		t.Helper()
+		out, isErr := call(t, cs, "mcp__box__plans", nil)
+		if isErr {
+			t.Fatalf("plans: %s", out)
+		}
+		home, result, _ = strings.Cut(strings.TrimPrefix(out, "home="), " ")
+		return home, result
+	}
+
+	acmeHome, got := plans(acme)
+	if got != "read: open "+acmeHome+"/plans.txt: permission denied" {
+		t.Errorf("acme's process read the blocked file: %q", got)
+	}
+	betaHome, got := plans(beta)
+	if got != "read: the plans" || betaHome == acmeHome {
+		t.Errorf("beta's process (home %s, acme's %s): %q", betaHome, acmeHome, got)
+	}
+	evs := r.audited(audit.Filter{Kind: audit.KindEnforcement})
+	if len(evs) != 1 || evs[0].Tenant != "acme" || evs[0].Principal != "connector:box" || len(evs[0].Blockers) != 1 ||
+		evs[0].Blockers[0].Rule != "no-plans" || !strings.Contains(evs[0].Blockers[0].Detail, "read "+acmeHome+"/plans.txt (open") {
+		t.Errorf("enforcement events %+v", evs)
+	}
+
+	// beta now has blocks of its own: its next call goes to a process of its own.
+	setRules("beta", noPlans)
+	home, got := plans(beta)
+	if home == betaHome || home == acmeHome || got != "read: open "+home+"/plans.txt: permission denied" {
+		t.Errorf("beta under its new blocks (home %s, before %s): %q", home, betaHome, got)
+	}
+	// acme's blocks change: its process is started again under the new ones.
+	setRules("acme", noNotes)
+	home, got = plans(acme)
+	if home == acmeHome || got != "read: the plans" {
+		t.Errorf("acme under its changed blocks (home %s, before %s): %q", home, acmeHome, got)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
@@ -34,6 +35,11 @@ type connectorSandbox struct {
 	workspaces string
 	// refused, if set, is told of every connection a connector process's proxy refused.
 	refused func(connector string, d egress.Decision)
+	// rules, if set, returns a tenant's hard blocks (Gateway.rules): a process that serves a
+	// tenant with some serves it alone, and enforces them at the system call (pool.get).
+	rules func(tenant string) *boundary.Set
+	// enforced, if set, is told of each system call such a process's hard blocks refused.
+	enforced func(connector, tenant string, r sandbox.Refusal)
 }
 
 // stopGrace is how long a sandboxed connector process has to exit once its standard input is
@@ -148,6 +154,22 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 	if sb.workspaces != "" {
 		hidden = append(hidden, sb.workspaces)
 	}
+	// The tenant's hard blocks, as they are now, for a process that serves one tenant alone.
+	var blocks sandbox.HardBlocks
+	var onRefusal func(sandbox.Refusal)
+	if u.tenant != "" && sb.rules != nil {
+		set := hardBlocks(sb.rules(u.tenant))
+		if set != nil {
+			blocks = set
+			if sb.enforced != nil {
+				tenant := u.tenant
+				onRefusal = func(r sandbox.Refusal) { sb.enforced(id, tenant, r) }
+			}
+		}
+		u.mu.Lock()
+		u.enforcing = set
+		u.mu.Unlock()
+	}
 	proc, err := sandbox.Start(context.Background(), sandbox.Spec{
 		Workspace: dir,
 		Command:   append([]string{prog}, up.Command[1:]...),
@@ -160,6 +182,10 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 		Stdout:    stdoutW,
 		Stderr:    &stderrLog{logger: u.logger, connector: id},
 		NoLimits:  true,
+		// Checked on the paths the process names, as it sees them: its own directory, its
+		// /tmp and the read-only system paths.
+		Boundaries: blocks,
+		OnRefusal:  onRefusal,
 	})
 	stdinR.Close() // the process has its own
 	if err != nil {
