@@ -145,7 +145,7 @@ type Gateway struct {
 	// enforcedSeen are the system calls of sandboxed connectors' processes that the hard
 	// blocks refused, already recorded.
 	enforcedSeen onceSet
-	secrets    tenantSecrets // each tenant's protected values, shared by its sessions
+	secrets      tenantSecrets // each tenant's protected values, shared by its sessions
 
 	// requests are the HTTP requests being served, by the key Handler gave each
 	// (requestHeader): a call ends when the request that carries it does (callContext).

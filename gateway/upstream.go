@@ -34,8 +34,8 @@ type upstream struct {
 	// its hard blocks (connectorSandbox.rules), and enforcing is the set its process enforces.
 	tenant    string
 	enforcing *boundary.Set
-	logger *slog.Logger
-	onList func() // the catalog changed: sessions sync their tools
+	logger    *slog.Logger
+	onList    func() // the catalog changed: sessions sync their tools
 	// sandbox is how a stdio process runs when the connector says sandbox: true.
 	sandbox connectorSandbox
 	sdkOnly bool
