@@ -335,10 +335,13 @@ func TestProxyPlaceholderEveryTunnelRead(t *testing.T) {
 		{"body, form", "POST", other + "/", "a=1&key=" + percent(ph[:20]) + ph[20:], map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "percent-encoded"},
 		{"body streamed, base64", "PUT", other + "/long", streamed, nil, "the body holds the placeholder of TOKEN (base64-encoded)"},
 		{"upgrade", "GET", other + "/ws", "", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, "cannot be read for placeholders"},
+		{"method", strings.ToUpper(ph), other + "/", "", nil, "the method holds the placeholder of TOKEN"},
+		{"header name", "GET", other + "/", "", map[string]string{"X-" + ph: "1"}, "a header's name holds the placeholder of TOKEN (its random part)"},
 		{"compressed", "POST", other + "/", "\x1f\x8b...", map[string]string{"Content-Encoding": "gzip"}, "cannot be read for placeholders"},
 	} {
 		code, _, text := send(c.method, c.url, c.body, c.hdr)
-		if code != http.StatusForbidden || !strings.Contains(text, "placeholder_refused") || !strings.Contains(text, c.want) || strings.Contains(text, value) {
+		if code != http.StatusForbidden || !strings.Contains(text, "placeholder_refused") || !strings.Contains(text, c.want) || strings.Contains(text, value) ||
+			strings.Contains(strings.ToLower(text), ph[len(egress.PlaceholderPrefix):]) {
 			t.Errorf("%s: %d %.300s", c.name, code, text)
 		}
 	}
@@ -389,7 +392,7 @@ func TestProxyPlaceholderEveryTunnelRead(t *testing.T) {
 		}
 	}
 	f.mu.Unlock()
-	if len(refused) != 13 || !strings.Contains(refused[len(refused)-1], "neither TLS nor HTTP") {
+	if len(refused) != 15 || !strings.Contains(refused[len(refused)-1], "neither TLS nor HTTP") {
 		t.Errorf("%d refusals reported: %q", len(refused), refused)
 	}
 }

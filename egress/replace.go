@@ -207,7 +207,12 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 		if up := r.Header.Get("Upgrade"); up != "" {
 			return fmt.Errorf("%w: the request asks to switch to %q, whose traffic cannot be read for placeholders, while this session holds some whose values may not go to %s", ErrPlaceholder, up, to)
 		}
-		for _, part := range [][2]string{{"the path", r.URL.Path}, {"the path", r.URL.RawPath}, {"the query", r.URL.RawQuery}} {
+		var user string
+		if r.URL.User != nil {
+			user = r.URL.User.String()
+		}
+		for _, part := range [][2]string{{"the method", r.Method}, {"the URL's user", user}, {"the path", r.URL.Path},
+			{"the path", r.URL.RawPath}, {"the query", r.URL.RawQuery}} {
 			if err := tw.check([]byte(part[1]), part[0], to); err != nil {
 				return err
 			}
@@ -224,12 +229,18 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 		return err
 	}
 	for k, vs := range r.Header {
+		if tw != nil {
+			// Found in a name, the name is not repeated in the refusal: it holds the placeholder.
+			if err := tw.check([]byte(k), "a header's name", to); err != nil {
+				return err
+			}
+		}
 		for i, v := range vs {
 			if vs[i], err = w.text(v, nil); err != nil {
 				return err
 			}
 			if tw != nil {
-				if err := tw.check([]byte(k+": "+v), "the header "+k, to); err != nil {
+				if err := tw.check([]byte(v), "the header "+k, to); err != nil {
 					return err
 				}
 			}
