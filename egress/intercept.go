@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -42,13 +41,16 @@ func (p *Proxy) CABundle() ([]byte, error) {
 	return ca.Bundle(), nil
 }
 
-// intercept serves a CONNECT tunnel to t, a host a held placeholder's value may go to: it
-// terminates the client's TLS with a certificate of the proxy's CA for t's host alone, and
+// intercept serves a CONNECT tunnel to t while the proxy holds placeholders (Substitute):
+// it terminates the client's TLS with a certificate of the proxy's CA for t's host alone, and
 // sends each request inside on as https://t, checked and rewritten like any other (forward),
-// over a new TLS connection that verifies the real host's certificate. A tunnel that does not
-// start with TLS is relayed unread, as any tunnel is: nothing in it is rewritten. d is the
-// CONNECT's decision.
-func (p *Proxy) intercept(w http.ResponseWriter, t Target, d Decision) {
+// over a new TLS connection that verifies the real host's certificate. Every tunnel is read
+// so while any placeholder is held, not only those to hosts a value may go to: a request
+// that carries a placeholder where its value may not go is refused (ReasonPlaceholder)
+// whether it is sent in the clear or inside TLS. A tunnel that does not start with TLS is
+// read as plain HTTP/1.1 (http://t); one that is neither is closed and reported: it cannot be
+// read for placeholders.
+func (p *Proxy) intercept(w http.ResponseWriter, t Target) {
 	ca, err := p.currentCA()
 	var leaf *tls.Certificate
 	if err == nil {
@@ -79,52 +81,49 @@ func (p *Proxy) intercept(w http.ResponseWriter, t Target, d Decision) {
 		return
 	}
 	_ = client.SetDeadline(time.Time{})
-	conn := &readerConn{Conn: client, r: brw.Reader}
-	if !startsTLS(first[0]) {
-		ctx, cancel := context.WithTimeout(context.Background(), p.opts.DialTimeout)
-		upstream, err := p.dialChecked(ctx, d)
+	var inner net.Conn = &readerConn{Conn: client, r: brw.Reader}
+	scheme := "https"
+	switch {
+	case startsTLS(first[0]):
+		tc := tls.Server(inner, &tls.Config{
+			MinVersion: tls.VersionTLS12,
+			NextProtos: []string{"http/1.1"}, // the requests inside are read as HTTP/1.1
+			GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
+				if hello.ServerName != "" {
+					if h, err := ParseHost(hello.ServerName); err != nil || h != t.Host {
+						dd := deny(Decision{Host: t.Host.String(), Port: t.Port}, ReasonSNIMismatch,
+							"the tunnel to %s names the server %q: while placeholders are held, a tunnel names its own host", t, hello.ServerName)
+						p.report(dd)
+						return nil, fmt.Errorf("server name %q is not %s", hello.ServerName, t.Host)
+					}
+				}
+				return leaf, nil
+			},
+		})
+		hctx, cancel := context.WithTimeout(context.Background(), p.opts.DialTimeout)
+		err = tc.HandshakeContext(hctx)
 		cancel()
 		if err != nil {
-			if re, ok := errors.AsType[*RefusedError](err); ok {
-				p.report(re.Decision)
-			}
 			return
 		}
-		if !p.track(upstream) {
-			upstream.Close()
-			return
-		}
-		defer p.untrack(upstream)
-		p.pipe(conn, upstream, nil, t)
-		return
-	}
-	tc := tls.Server(conn, &tls.Config{
-		MinVersion: tls.VersionTLS12,
-		NextProtos: []string{"http/1.1"}, // the requests inside are read as HTTP/1.1
-		GetCertificate: func(hello *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			if hello.ServerName != "" {
-				if h, err := ParseHost(hello.ServerName); err != nil || h != t.Host {
-					dd := deny(Decision{Host: t.Host.String(), Port: t.Port}, ReasonSNIMismatch,
-						"the tunnel to %s names the server %q: a tunnel whose requests carry a protected value names its own host", t, hello.ServerName)
-					p.report(dd)
-					return nil, fmt.Errorf("server name %q is not %s", hello.ServerName, t.Host)
-				}
-			}
-			return leaf, nil
-		},
-	})
-	hctx, cancel := context.WithTimeout(context.Background(), p.opts.DialTimeout)
-	err = tc.HandshakeContext(hctx)
-	cancel()
-	if err != nil {
+		inner = tc
+	case 'A' <= first[0] && first[0] <= 'Z':
+		scheme = "http" // a method: plain HTTP inside the tunnel
+	default:
+		p.report(deny(Decision{Host: t.Host.String(), Port: t.Port}, ReasonPlaceholder,
+			"the tunnel to %s carries neither TLS nor HTTP, which cannot be read for placeholders while this session holds some", t))
 		return
 	}
 	closed := make(chan struct{})
 	var once sync.Once
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodConnect {
+				answer(w, http.StatusBadRequest, "", "warden egress: CONNECT inside a tunnel is not proxied\n")
+				return
+			}
 			// The destination is the tunnel's, whatever the request says.
-			r.URL.Scheme, r.URL.Host = "https", t.String()
+			r.URL.Scheme, r.URL.Host = scheme, t.String()
 			p.forward(w, r)
 		}),
 		ReadHeaderTimeout: p.opts.ReadHeaderTimeout,
@@ -136,7 +135,7 @@ func (p *Proxy) intercept(w http.ResponseWriter, t Target, d Decision) {
 			}
 		},
 	}
-	_ = srv.Serve(&oneConn{c: tc})
+	_ = srv.Serve(&oneConn{c: inner})
 	<-closed
 }
 

@@ -69,30 +69,15 @@ type subTable struct {
 	byID map[string]*Substitution // by the placeholder without its prefix
 }
 
-// allows reports whether the value behind some placeholder may go to h:port: such a
-// destination's TLS is terminated, so that its requests can be rewritten.
-func (t *subTable) allows(h Host, port uint16) bool {
-	if t == nil {
-		return false
-	}
-	for _, s := range t.byID {
-		if s.Hosts == nil {
-			continue
-		}
-		if _, ok := s.Hosts.MatchPort(h, port); ok {
-			return true
-		}
-	}
-	return false
-}
-
 // Substitute has the proxy put each substitution's value in place of its placeholder, in the
 // requests to its hosts, until release is called (once the command that holds the
-// placeholders has ended). While any are held, a request that holds a placeholder the proxy
-// does not know, or one whose value may not go to the request's host, is refused
-// (ReasonPlaceholder), and so is a request whose body cannot be read for them (a body with a
-// Content-Encoding) to a host that none of them may go to. A placeholder already held is an
-// error and nothing changes.
+// placeholders has ended). While any are held, every CONNECT tunnel is opened (TLS
+// terminated with the proxy's CA, which the command must trust: CABundle) and read, and a
+// request that holds a placeholder the proxy does not know, or one whose value may not go to
+// the request's host, plainly or in another form the tripwire knows, is refused
+// (ReasonPlaceholder); so is a request that cannot be read for them (a body with a
+// Content-Encoding, a protocol upgrade, a tunnel that is neither TLS nor HTTP) to a host some
+// held value may not go to. A placeholder already held is an error and nothing changes.
 func (p *Proxy) Substitute(subs []Substitution) (release func(), err error) {
 	for _, s := range subs {
 		id, ok := strings.CutPrefix(s.Placeholder, PlaceholderPrefix)

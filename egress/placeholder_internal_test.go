@@ -160,17 +160,22 @@ func BenchmarkRewriteBody(b *testing.B) {
 	for len(marked) < 1<<20 {
 		marked = append(append(marked, clean[:10<<10]...), ph...)
 	}
+	elsewhere, _ := ParseHost("elsewhere.example.com")
 	buf := make([]byte, 32<<10)
 	for _, bb := range []struct {
 		name string
 		body []byte
 		wrap bool
-	}{{"copy", clean, false}, {"clean", clean, true}, {"placeholders", marked, true}} {
+		trip bool // to a host the value may not go to: the tripwire reads it too
+	}{{"copy", clean, false, false}, {"clean", clean, true, false}, {"placeholders", marked, true, false}, {"elsewhere", clean, true, true}} {
 		b.Run(bb.name, func(b *testing.B) {
 			b.SetBytes(int64(len(bb.body)))
 			for b.Loop() {
 				var src io.Reader = bytes.NewReader(bb.body)
-				if bb.wrap {
+				if bb.trip {
+					src = &tripReader{src: io.NopCloser(src), tw: tab.tripwire(elsewhere, 443), to: "elsewhere", refused: &refusal{}}
+					src = newRewriteReader(io.NopCloser(src), &rewriter{t: tab, host: elsewhere, port: 443}, &refusal{})
+				} else if bb.wrap {
 					src = newRewriteReader(io.NopCloser(src), &rewriter{t: tab, host: host, port: 443}, &refusal{})
 				}
 				if _, err := io.CopyBuffer(io.Discard, struct{ io.Reader }{src}, buf); err != nil {

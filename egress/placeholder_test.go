@@ -1,10 +1,14 @@
 package egress_test
 
 import (
+	"bufio"
 	"bytes"
 	"compress/gzip"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -258,4 +262,146 @@ func BenchmarkProxyPlaceholders(b *testing.B) {
 			}
 		})
 	}
+}
+
+// TestProxyPlaceholderEveryTunnelRead: while a placeholder is held, every tunnel is opened,
+// not only those to the hosts its value may go to. HTTPS to a host the value may not go to
+// (the test host on 8443, its own certificate verified by the proxy) works for a request
+// without the placeholder and refuses one that carries it, plainly or encoded, in the path,
+// query, a header or the body (held whole or streamed); so is plain HTTP inside a tunnel,
+// an upgrade, and a compressed body there. A tunnel that is neither TLS nor HTTP is closed
+// and reported, and a host whose real certificate does not verify is not reached.
+func TestProxyPlaceholderEveryTunnelRead(t *testing.T) {
+	f := newProxyFixture(t, egress.ModeAllowlist, egress.ProxyOptions{})
+	ip := f.host.addr.String()
+	for _, e := range []string{ip, ip + ":8443", ip + ":7"} {
+		if err := f.proxy.AllowOnce(e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const value = "s3cr3t-value-for-port-80-only"
+	ph := egress.NewPlaceholder()
+	hosts, _ := egress.NewAllowlist([]string{ip + ":80"})
+	release, err := f.proxy.Substitute([]egress.Substitution{{Name: "TOKEN", Placeholder: ph, Value: secret.New(value), Hosts: hosts}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	bundle, err := f.proxy.CABundle()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(bundle) // the session's CA and the system's roots, not the host's
+	sandboxed := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(f.proxyURL), TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	send := func(method, u, body string, hdr map[string]string) (int, hostReply, string) {
+		t.Helper()
+		req, err := http.NewRequest(method, u, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		code, reply, text, _ := getJSON(t, sandboxed, req)
+		return code, reply, text
+	}
+	other := "https://" + ip + ":8443"
+
+	// Without the placeholder: through, to the real host, whose certificate the proxy checked.
+	if code, r, text := send("POST", other+"/clean?q=1", `{"ok":true}`, map[string]string{"X-A": "b"}); code != http.StatusOK || !r.TLS || r.Body != `{"ok":true}` {
+		t.Fatalf("a clean request: %d %s", code, text)
+	}
+	// The value's own host still gets it.
+	if code, r, text := send("GET", "http://"+ip+"/", "", map[string]string{"Authorization": "Bearer " + ph}); code != http.StatusOK ||
+		r.Digest != requestDigest("/", "", "Bearer "+value, "") {
+		t.Fatalf("the value's host: %d %s", code, text)
+	}
+
+	b64 := base64.StdEncoding.EncodeToString([]byte(ph))
+	streamed := strings.Repeat("s", 1<<20+777) + b64 + strings.Repeat("t", 5000)
+	for _, c := range []struct {
+		name, method, url, body string
+		hdr                     map[string]string
+		want                    string
+	}{
+		{"header", "GET", other + "/", "", map[string]string{"Authorization": "Bearer " + ph}, "placeholder of TOKEN, whose value may not go to " + ip + ":8443"},
+		{"path", "GET", other + "/p/" + ph, "", nil, "placeholder of TOKEN"},
+		{"query, url-encoded", "GET", other + "/?k=" + percent(ph), "", nil, "the query holds the placeholder of TOKEN (its random part, percent-encoded)"},
+		{"header, upper case", "GET", other + "/", "", map[string]string{"X-Key": strings.ToUpper(ph)}, "the header X-Key holds the placeholder of TOKEN (its random part)"},
+		{"header, base64", "GET", other + "/", "", map[string]string{"Authorization": "Basic " + b64}, "(base64-encoded)"},
+		{"body", "POST", other + "/", `{"key":"` + ph + `"}`, nil, "placeholder of TOKEN"},
+		{"body, hex", "POST", other + "/", `{"key":"` + hex.EncodeToString([]byte(ph)) + `"}`, nil, "the body holds the placeholder of TOKEN (hex-encoded)"},
+		{"body, form", "POST", other + "/", "a=1&key=" + percent(ph[:20]) + ph[20:], map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, "percent-encoded"},
+		{"body streamed, base64", "PUT", other + "/long", streamed, nil, "the body holds the placeholder of TOKEN (base64-encoded)"},
+		{"upgrade", "GET", other + "/ws", "", map[string]string{"Connection": "Upgrade", "Upgrade": "websocket"}, "cannot be read for placeholders"},
+		{"method", strings.ToUpper(ph), other + "/", "", nil, "the method holds the placeholder of TOKEN"},
+		{"header name", "GET", other + "/", "", map[string]string{"X-" + ph: "1"}, "a header's name holds the placeholder of TOKEN (its random part)"},
+		{"compressed", "POST", other + "/", "\x1f\x8b...", map[string]string{"Content-Encoding": "gzip"}, "cannot be read for placeholders"},
+	} {
+		code, _, text := send(c.method, c.url, c.body, c.hdr)
+		if code != http.StatusForbidden || !strings.Contains(text, "placeholder_refused") || !strings.Contains(text, c.want) || strings.Contains(text, value) ||
+			strings.Contains(strings.ToLower(text), ph[len(egress.PlaceholderPrefix):]) {
+			t.Errorf("%s: %d %.300s", c.name, code, text)
+		}
+	}
+
+	// Plain HTTP inside a tunnel is read too.
+	conn := openTunnel(t, f, ip+":80")
+	fmt.Fprintf(conn, "GET /in-tunnel?k=%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", ph, ip)
+	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	conn.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"query":"k=`+ph) {
+		t.Errorf("plain HTTP in a tunnel to the value's host: %d %s", resp.StatusCode, body)
+	}
+	conn = openTunnel(t, f, ip+":8443")
+	fmt.Fprintf(conn, "GET /in-tunnel?k=%s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", ph, ip)
+	resp, err = http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	conn.Close()
+	if resp.StatusCode != http.StatusForbidden || resp.Header.Get("X-Warden-Egress-Reason") != string(egress.ReasonPlaceholder) {
+		t.Errorf("plain HTTP in a tunnel elsewhere: %s", resp.Status)
+	}
+
+	// Neither TLS nor HTTP: closed unread, and reported.
+	conn = openTunnel(t, f, ip+":7")
+	io.WriteString(conn, "\x00echo "+ph+"\n")
+	if got, _ := io.ReadAll(conn); len(got) != 0 {
+		t.Errorf("the echo tunnel answered %q", got)
+	}
+	conn.Close()
+
+	// A host whose real certificate does not verify (the test host on 443, httptest's) is not
+	// reached, though the sandbox trusts the proxy's certificate for it.
+	if code, _, text := send("GET", "https://allowed.test/", "", nil); code != http.StatusBadGateway || !strings.Contains(text, "certificate") {
+		t.Errorf("a host with a certificate that does not verify: %d %s", code, text)
+	}
+
+	var refused []string
+	f.mu.Lock()
+	for _, d := range f.decisions {
+		if d.Reason == egress.ReasonPlaceholder {
+			refused = append(refused, d.Detail)
+		}
+	}
+	f.mu.Unlock()
+	if len(refused) != 15 || !strings.Contains(refused[len(refused)-1], "neither TLS nor HTTP") {
+		t.Errorf("%d refusals reported: %q", len(refused), refused)
+	}
+}
+
+// percent percent-encodes every byte of s.
+func percent(s string) string {
+	var b strings.Builder
+	for i := range len(s) {
+		fmt.Fprintf(&b, "%%%02X", s[i])
+	}
+	return b.String()
 }

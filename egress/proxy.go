@@ -422,9 +422,11 @@ func (p *Proxy) serveConnect(w http.ResponseWriter, r *http.Request) {
 		refuse(w, t.String(), d)
 		return
 	}
-	if p.subs.Load().allows(t.Host, t.Port) {
+	if p.subs.Load() != nil {
+		// While placeholders are held every tunnel is opened and read, so that one carrying a
+		// placeholder where its value may not go is refused, not relayed unread.
 		cancel()
-		p.intercept(w, t, d)
+		p.intercept(w, t)
 		return
 	}
 	upstream, err := p.dialChecked(ctx, d)

@@ -189,14 +189,35 @@ func (r *refusal) get() error {
 
 // rewrite puts values in place of placeholders in a request to h:port, in its path, query,
 // headers and body, or returns why it must be refused (ErrPlaceholder). A refusal found in a
-// streamed body is kept in ref instead, and the body ends with it. Without held placeholders
-// it changes nothing and costs one load.
+// streamed body is kept in ref instead, and the body ends with it. Where a held value may not
+// go, the request is also looked through for its placeholder in other forms (tripwire), and
+// what cannot be read for placeholders (an encoded body, a protocol upgrade) is refused.
+// Without held placeholders it changes nothing and costs one load.
 func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) error {
 	t := p.subs.Load()
 	if t == nil {
 		return nil
 	}
 	w := &rewriter{t: t, host: h, port: port}
+	to := h.hostPort(port)
+	tw := t.tripwire(h, port)
+	// A request's trailers come after its body, and are not read for placeholders.
+	r.Trailer = nil
+	if tw != nil {
+		if up := r.Header.Get("Upgrade"); up != "" {
+			return fmt.Errorf("%w: the request asks to switch to %q, whose traffic cannot be read for placeholders, while this session holds some whose values may not go to %s", ErrPlaceholder, up, to)
+		}
+		var user string
+		if r.URL.User != nil {
+			user = r.URL.User.String()
+		}
+		for _, part := range [][2]string{{"the method", r.Method}, {"the URL's user", user}, {"the path", r.URL.Path},
+			{"the path", r.URL.RawPath}, {"the query", r.URL.RawQuery}} {
+			if err := tw.check([]byte(part[1]), part[0], to); err != nil {
+				return err
+			}
+		}
+	}
 	path, err := w.text(r.URL.Path, nil)
 	if err != nil {
 		return err
@@ -208,9 +229,20 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 		return err
 	}
 	for k, vs := range r.Header {
+		if tw != nil {
+			// Found in a name, the name is not repeated in the refusal: it holds the placeholder.
+			if err := tw.check([]byte(k), "a header's name", to); err != nil {
+				return err
+			}
+		}
 		for i, v := range vs {
 			if vs[i], err = w.text(v, nil); err != nil {
 				return err
+			}
+			if tw != nil {
+				if err := tw.check([]byte(v), "the header "+k, to); err != nil {
+					return err
+				}
 			}
 		}
 		r.Header[k] = vs
@@ -219,14 +251,15 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 		return nil
 	}
 	if ce := r.Header.Get("Content-Encoding"); ce != "" && !strings.EqualFold(ce, "identity") {
-		// An encoded body cannot be read for placeholders. Where a value may go it is sent as
-		// it is: a placeholder inside stays a placeholder, which the host refuses as a
-		// credential, and the value is never written where Warden could not see it. Elsewhere
-		// it is refused: it might carry a placeholder toward a host it may not reach.
-		if t.allows(h, port) {
+		// An encoded body cannot be read for placeholders. Where every held value may go it is
+		// sent as it is: a placeholder inside stays a placeholder, which the host refuses as
+		// a credential, and the value is never written where Warden could not see it.
+		// Elsewhere it is refused: it might carry a placeholder toward a host its value may
+		// not reach.
+		if tw == nil {
 			return nil
 		}
-		return fmt.Errorf("%w: the body is encoded (Content-Encoding: %s), so it cannot be read for placeholders while this session holds some, and none of their values may go to %s", ErrPlaceholder, ce, h.hostPort(port))
+		return fmt.Errorf("%w: the body is encoded (Content-Encoding: %s), so it cannot be read for placeholders while this session holds some whose values may not go to %s", ErrPlaceholder, ce, to)
 	}
 	if r.ContentLength > 0 && r.ContentLength <= maxRewriteBuffer {
 		b, err := io.ReadAll(io.LimitReader(r.Body, r.ContentLength))
@@ -238,6 +271,11 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 		if err != nil {
 			return err
 		}
+		if tw != nil {
+			if err := tw.check(b, "the body", to); err != nil {
+				return err
+			}
+		}
 		r.Body, r.GetBody = io.NopCloser(bytes.NewReader(out)), nil
 		r.ContentLength = int64(len(out))
 		r.Header.Set("Content-Length", strconv.Itoa(len(out)))
@@ -245,7 +283,11 @@ func (p *Proxy) rewrite(r *http.Request, h Host, port uint16, ref *refusal) erro
 	}
 	// Too long to hold, or of unknown length: streamed, and sent chunked, as its length is
 	// not known before its end.
-	r.Body, r.GetBody = newRewriteReader(r.Body, w, ref), nil
+	body := r.Body
+	if tw != nil {
+		body = &tripReader{src: body, tw: tw, to: to, refused: ref}
+	}
+	r.Body, r.GetBody = newRewriteReader(body, w, ref), nil
 	r.ContentLength = -1
 	r.Header.Del("Content-Length")
 	return nil

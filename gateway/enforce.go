@@ -67,3 +67,34 @@ func (s *session) recordRefusals(ctx context.Context, tool string, args map[stri
 		s.g.logger.Error("refused system calls could not be recorded", "tool", tool, "err", err)
 	}
 }
+
+// connectorEnforced records a system call that a sandboxed connector's process, serving
+// tenant alone, was refused by the tenant's hard blocks: an enforcement event under the
+// connector (its principal "connector:<id>"), once per connector, tenant, rule, operation and
+// path (a connector that retries is one event).
+func (g *Gateway) connectorEnforced(connector, tenant string, r sandbox.Refusal) {
+	key := fmt.Sprintf("%s|%s|%s|%s|%s|%s", connector, tenant, r.Rule, r.Op, r.Path, r.Command)
+	if !g.enforcedSeen.first(key) {
+		return
+	}
+	what := r.Path
+	if r.Command != "" {
+		what = r.Command + " (" + r.Path + ")"
+	}
+	detail := fmt.Sprintf("%s %s (%s, pid %d)", r.Op, what, r.Call, r.PID)
+	if r.Reason != "" {
+		detail += ": " + r.Reason
+	}
+	code := string(verdict.HardBlock)
+	if r.Rule == boundary.ConfigInvalidID {
+		code = string(verdict.BoundaryInvalid)
+	}
+	g.logger.Info("a sandboxed connector's system call was refused", "connector", connector, "tenant", tenant, "rule", r.Rule, "detail", detail)
+	e := &audit.Event{Time: g.o.Gate.Now(), Kind: audit.KindEnforcement, Tenant: tenant, Principal: "connector:" + connector,
+		Decision: verdict.Deny.String(), Blockers: []audit.Blocker{{Code: code, Rule: r.Rule, Detail: detail}},
+		PolicyRevision: g.snapshot.Load().p.Revision}
+	if err := g.o.Store.Append(context.Background(), e); err != nil {
+		g.enforcedSeen.forget(key)
+		g.logger.Error("a sandboxed connector's refused system call could not be recorded", "connector", connector, "err", err)
+	}
+}

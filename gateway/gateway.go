@@ -142,7 +142,10 @@ type Gateway struct {
 	allowed  *allowedHosts // the hosts allowed for each tenant
 	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
 	egressSeen onceSet
-	secrets    tenantSecrets // each tenant's protected values, shared by its sessions
+	// enforcedSeen are the system calls of sandboxed connectors' processes that the hard
+	// blocks refused, already recorded.
+	enforcedSeen onceSet
+	secrets      tenantSecrets // each tenant's protected values, shared by its sessions
 
 	// requests are the HTTP requests being served, by the key Handler gave each
 	// (requestHeader): a call ends when the request that carries it does (callContext).
@@ -253,7 +256,7 @@ func New(o Options) (*Gateway, error) {
 	g.upstream = newPool(o.Logger, g.resyncAll, g.resourceUpdated)
 	g.upstream.sdkOnly = o.sdkOnly
 	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces,
-		refused: g.connectorEgressRefused}
+		refused: g.connectorEgressRefused, rules: g.rules, enforced: g.connectorEnforced}
 	g.sampler = newRefusalSampler(g, o.Bounds)
 	return g, nil
 }

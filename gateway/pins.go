@@ -96,7 +96,7 @@ func Catalog(ctx context.Context, env *policy.Env, tenant, connector string, sb 
 	pl := newPool(slog.New(slog.DiscardHandler), nil, nil)
 	pl.sandbox = connectorSandbox{checker: sb.Egress, native: sb.Native}
 	defer pl.closeAll()
-	u, err := pl.get(ctx, srv, cred)
+	u, err := pl.get(ctx, srv, cred, tenant)
 	if err != nil {
 		return nil, err
 	}

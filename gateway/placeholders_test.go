@@ -47,7 +47,9 @@ var placeholderPattern = regexp.MustCompile(regexp.QuoteMeta(egress.PlaceholderP
 // variable, reversed, base32, a slice) holds only the placeholder; its HTTPS request to the
 // host the value may go to (a test host in a network namespace, with a CA of its own that
 // only the proxy trusts) arrives with the real value in a header and in the body; the same
-// placeholder to a second host is refused and recorded, and never becomes the value there. A
+// placeholder to a second host, over plain HTTP or HTTPS, plainly or percent-encoded, is
+// refused and recorded, and never becomes the value there, while a request without it gets
+// through. A
 // source that says exposeToProcess gives the process the value, which only redaction hides.
 func TestProtectedBindingsNeverEnterTheSandbox(t *testing.T) {
 	sandboxtest.Need(t)
@@ -125,7 +127,9 @@ tenants:
 		`curl -sS -H "Authorization: Bearer $T" https://`+allowed+`/echo; `+
 		`printf 'plain=%s\n' "$T"; printf '%s' "$T" | rev; echo; printf '%s' "$T" | base32 -w0; echo; echo "slice=${T:0:12}"; `+
 		`curl -sS -w 'status=%{http_code}\n' -H "Authorization: Bearer $T" http://`+other+`/; `+
-		`curl -sSk -H "Authorization: Bearer $T" https://`+other+`/tunnel`, h)
+		`curl -sS -w 'status=%{http_code}\n' -H "Authorization: Bearer $T" https://`+other+`/tunnel; `+
+		`curl -sS -w 'status=%{http_code}\n' "https://`+other+`/encoded?k=$(printf %s "$T" | od -An -tx1 | tr -d ' \n' | sed 's/../%&/g')"; `+
+		`curl -sS -w 'status=%{http_code}\n' https://`+other+`/clean`, h)
 	ph := placeholderPattern.FindString(out)
 	if ph == "" {
 		t.Fatalf("no placeholder in the command's output:\n%s", out)
@@ -140,6 +144,9 @@ tenants:
 		"the test host was sent Authorization: Bearer " + ph,
 		"plain=" + ph, string(reversed), base32.StdEncoding.EncodeToString([]byte(ph)), "slice=" + ph[:12],
 		"status=403", "placeholder_refused", "the placeholder of T, whose value may not go to " + other,
+		// Over HTTPS, to a host the value may not go to: refused too, plainly and encoded.
+		"the placeholder of T, whose value may not go to " + other + ":443",
+		"the query holds the placeholder of T (its random part, percent-encoded), whose value may not go to " + other + ":443",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
@@ -158,13 +165,17 @@ tenants:
 		got[1].Path != "/echo" || got[1].Header.Get("Authorization") != "Bearer "+placeholderValue {
 		t.Errorf("the allowed host received %+v", got)
 	}
-	// The other host never received the value: its plain HTTP was refused, and inside a
-	// tunnel Warden does not open the placeholder arrived as it is, worth nothing there.
+	if n := strings.Count(out, "status=403"); n != 3 {
+		t.Errorf("%d requests refused, want 3 (plain HTTP, HTTPS, HTTPS encoded):\n%s", n, out)
+	}
+	// The other host received neither the value nor the placeholder: its plain HTTP and its
+	// HTTPS were refused, and only the request without a placeholder reached it, over TLS
+	// the proxy terminated, the host's own certificate verified.
 	got, err = testnet.Recorded(other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Path != "/tunnel" || got[0].Header.Get("Authorization") != "Bearer "+ph {
+	if len(got) != 1 || got[0].Path != "/clean" || got[0].Header.Get("Authorization") != "" {
 		t.Errorf("the other host received %+v", got)
 	}
 
@@ -180,8 +191,8 @@ tenants:
 			refused++
 		}
 	}
-	if refused != 1 {
-		t.Errorf("%d placeholder refusals recorded, want 1", refused)
+	if refused != 3 {
+		t.Errorf("%d placeholder refusals recorded, want 3", refused)
 	}
 
 	// A fresh placeholder each call.

@@ -98,12 +98,12 @@ func (s *session) onEgress(d egress.Decision) {
 }
 
 // connectorEgressRefused records a connection a sandboxed connector's process was refused, once
-// per connector, host, port and reason (and refused TLS server name). A connector's process
+// per connector, host, port and reason (and refused TLS server name, or binding). A connector's process
 // serves every tenant that resolves to its credential, so the event names the connector (as
 // its principal, "connector:<id>") and no tenant.
 func (g *Gateway) connectorEgressRefused(connector string, d egress.Decision) {
 	key := fmt.Sprintf("%s|%s|%d|%s", connector, d.Host, d.Port, d.Reason)
-	if d.Reason == egress.ReasonSNIMismatch {
+	if d.Reason == egress.ReasonSNIMismatch || d.Reason == egress.ReasonPlaceholder {
 		key += "|" + d.Detail
 	}
 	if !g.egressSeen.first(key) {

@@ -6,15 +6,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,7 +26,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/audit"
+	"github.com/wardenhq/warden/boundary"
+	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/internal/sandboxtest"
+	"github.com/wardenhq/warden/internal/testnet"
 )
 
 // The sandboxed connector tests: a connector with sandbox: true whose stdio server is this test
@@ -106,6 +112,40 @@ func sandboxedHelper() int {
 			return nil, err
 		}
 		return text(fmt.Sprint(cmd.Process.Pid)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "fetch", InputSchema: obj}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// GET url through the sandbox's proxy, with Authorization: Bearer $env (the
+		// connector's credential as its process holds it), trusting what SSL_CERT_FILE names.
+		var in struct{ URL, Env string }
+		if err := json.Unmarshal(req.Params.Arguments, &in); err != nil {
+			return nil, err
+		}
+		held := os.Getenv(in.Env)
+		r, err := http.NewRequest("GET", in.URL, nil)
+		if err != nil {
+			return nil, err
+		}
+		r.Header.Set("Authorization", "Bearer "+held)
+		hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: http.ProxyFromEnvironment}}
+		resp, err := hc.Do(r)
+		if err != nil {
+			return text(fmt.Sprintf("held=%s error=%v", held, err)), nil
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return text(fmt.Sprintf("held=%s status=%d body=%s", held, resp.StatusCode, body)), nil
+	})
+	s.AddTool(&mcp.Tool{Name: "plans", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		// Writes plans.txt in its own directory and reads it back.
+		f := filepath.Join(os.Getenv("HOME"), "plans.txt")
+		if err := os.WriteFile(f, []byte("the plans"), 0o600); err != nil {
+			return text("home=" + os.Getenv("HOME") + " write: " + err.Error()), nil
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return text("home=" + os.Getenv("HOME") + " read: " + err.Error()), nil
+		}
+		return text("home=" + os.Getenv("HOME") + " read: " + string(b)), nil
 	})
 	s.AddTool(&mcp.Tool{Name: "crash", InputSchema: obj}, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		syscall.Exit(3)
@@ -340,7 +380,7 @@ func TestSandboxedConnectorThatCannotStartDoesNotRun(t *testing.T) {
 		t.Errorf("tools %v: the connector that did not start is listed", got)
 	}
 	srv, _ := r.gw.snapshot.Load().p.Server("box")
-	_, err := r.gw.upstream.get(context.Background(), srv, credential{})
+	_, err := r.gw.upstream.get(context.Background(), srv, credential{}, "acme")
 	for _, want := range []string{"connector box", "in the sandbox", "cannot run " + prog} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("the dial error %v does not say %q", err, want)
@@ -388,4 +428,186 @@ func TestSandboxEnv(t *testing.T) {
 // is unreadable, read-only or not there.
 func refusedErr(s string) bool {
 	return strings.Contains(s, "permission denied") || strings.Contains(s, "read-only file system") || strings.Contains(s, "no such file or directory")
+}
+
+// TestSandboxedConnectorCredentialPlaceholders: a sandboxed connector whose secrets declare
+// hosts holds a placeholder for its credential, not the value; its egress proxy writes the
+// value in toward the declared host (a test host in a network namespace, over HTTPS the proxy
+// terminates, with a certificate authority the connector's process trusts), gives the
+// placeholder back where that host echoes the value, and refuses the placeholder toward a
+// second host, recording the refusal under the connector. With exposeToProcess the process
+// holds the value, as before.
+func TestSandboxedConnectorCredentialPlaceholders(t *testing.T) {
+	sandboxtest.Need(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed := testnet.NewHost(t, netip.MustParsePrefix("203.0.113.0/24"), 62, "wc").String()
+	other := testnet.NewHost(t, netip.MustParsePrefix("203.0.113.0/24"), 62, "wd").String()
+	const value = "connector-CREDENTIAL-5f4e3d2c1b0a9988"
+	t.Setenv("WARDEN_TEST_BOX_CREDENTIAL", value)
+	list, err := egress.NewAllowlist([]string{allowed, other})
+	if err != nil {
+		t.Fatal(err)
+	}
+	policyFor := func(secrets string) []byte {
+		return fmt.Appendf(nil, `version: 1
+connectors:
+  - id: box
+    effect: read
+    discover: true
+    sandbox: true
+    secrets: %s
+    upstream:
+      command: [%q, "-test.run=^TestSandboxedConnectorHelper$"]
+      env: {%s: "1"}
+      credential: {env: BOX_TOKEN}
+      timeoutMs: 20000
+tenants:
+  - id: acme
+    connections: [{id: box, connector: box, secret: "env:WARDEN_TEST_BOX_CREDENTIAL"}]
+`, secrets, exe, sandboxedHelperEnv)
+	}
+	r := newRigWith(t, policyFor(fmt.Sprintf("{hosts: [%q]}", allowed)), nil, func(o *Options) {
+		o.Egress = egress.New(egress.Options{Allowlist: list, RootCAs: testHostRoots})
+	})
+	cs := r.connect(r.token("acme", "person", ""), nil)
+	fetch := func(cs *mcp.ClientSession, u string) string {
+		t.Helper()
+		out, isErr := call(t, cs, "mcp__box__fetch", map[string]any{"url": u, "env": "BOX_TOKEN"})
+		if isErr {
+			t.Fatalf("fetch %s: %s", u, out)
+		}
+		return out
+	}
+
+	out := fetch(cs, "https://"+allowed+"/echo")
+	ph := placeholderPattern.FindString(out)
+	if ph == "" || !strings.HasPrefix(out, "held="+ph+" status=200") ||
+		!strings.Contains(out, "the test host was sent Authorization: Bearer "+ph) || strings.Contains(out, value) {
+		t.Fatalf("the declared host: %s", out)
+	}
+	if rep := probeSandboxed(t, cs); rep.Env["BOX_TOKEN"] != ph || rep.Env["SSL_CERT_FILE"] == "" {
+		t.Errorf("the process's BOX_TOKEN %q, SSL_CERT_FILE %q; want the placeholder %s and the CA bundle", rep.Env["BOX_TOKEN"], rep.Env["SSL_CERT_FILE"], ph)
+	}
+	got, err := testnet.Recorded(allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Header.Get("Authorization") != "Bearer "+value {
+		t.Errorf("the declared host received %+v, want the value", got)
+	}
+
+	out = fetch(cs, "https://"+other+"/steal")
+	if !strings.Contains(out, "status=403") || !strings.Contains(out, "placeholder_refused") || !strings.Contains(out, "placeholder of BOX_TOKEN") || strings.Contains(out, value) {
+		t.Errorf("a second host: %s", out)
+	}
+	if got, err := testnet.Recorded(other); err != nil || len(got) != 0 {
+		t.Errorf("the second host received %+v (%v)", got, err)
+	}
+	var recorded bool
+	for _, e := range r.audited(audit.Filter{Kind: audit.KindEgress}) {
+		b, _ := json.Marshal(e)
+		if strings.Contains(string(b), value) || strings.Contains(string(b), ph) {
+			t.Errorf("the audit trail holds the value or the placeholder: %s", b)
+		}
+		if e.Principal == "connector:box" && len(e.Blockers) == 1 && e.Blockers[0].Code == string(egress.ReasonPlaceholder) && strings.Contains(e.Blockers[0].Detail, other) {
+			recorded = true
+		}
+	}
+	if !recorded {
+		t.Errorf("the refusal is not in the audit trail: %+v", r.audited(audit.Filter{Kind: audit.KindEgress}))
+	}
+
+	// exposeToProcess: the process holds the value itself, which only the redaction of its
+	// results hides.
+	r = newRigWith(t, policyFor("{exposeToProcess: true}"), nil, func(o *Options) {
+		o.Egress = egress.New(egress.Options{Allowlist: list, RootCAs: testHostRoots})
+	})
+	if rep := probeSandboxed(t, r.connect(r.token("acme", "person", ""), nil)); !strings.HasPrefix(rep.Env["BOX_TOKEN"], "protected://credential/") {
+		t.Errorf("exposeToProcess: the process holds %q, want the value (redacted in the result)", rep.Env["BOX_TOKEN"])
+	}
+}
+
+// TestSandboxedConnectorEnforcesTenantHardBlocks: a sandboxed connector's process that would
+// serve two tenants serves one whose hard blocks are set alone, and enforces them at the
+// system call: its read of a blocked file is refused (and recorded under the connector, for
+// that tenant), while the other tenant's process, started from the same connector, reads it.
+// Once the other tenant's blocks change, its next call goes to a process of its own under
+// them; once the first tenant's change, its process is started again under the new ones.
+func TestSandboxedConnectorEnforcesTenantHardBlocks(t *testing.T) {
+	sandboxtest.Need(t)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fmt.Appendf(nil, `version: 1
+connectors:
+  - id: box
+    effect: read
+    discover: true
+    sandbox: true
+    upstream: {command: [%q, "-test.run=^TestSandboxedConnectorHelper$"], env: {%s: "1"}, timeoutMs: 20000}
+tenants:
+  - id: acme
+    account: one
+    connections: [{id: box, connector: box, sharedWith: [beta]}]
+  - id: beta
+    account: one
+`, exe, sandboxedHelperEnv)
+	const noPlans = `{"version":1,"hardBlocks":[{"id":"no-plans","enabled":true,"type":"path","pattern":"**/plans.txt","match":"glob","operations":["read"],"reason":"plans stay private"}]}`
+	const noNotes = `{"version":1,"hardBlocks":[{"id":"no-notes","enabled":true,"type":"path","pattern":"**/notes.txt","match":"glob","operations":["read"]}]}`
+	var mu sync.Mutex
+	sets := map[string]*boundary.Set{"acme": boundary.Load([]byte(noPlans), boundary.Options{})}
+	setRules := func(tenant, doc string) {
+		mu.Lock()
+		defer mu.Unlock()
+		sets[tenant] = boundary.Load([]byte(doc), boundary.Options{})
+	}
+	r := newRigWith(t, src, nil, func(o *Options) {
+		o.Boundaries = func(tenant string) *boundary.Set {
+			mu.Lock()
+			defer mu.Unlock()
+			return sets[tenant] // nil: none
+		}
+	})
+	acme := r.connect(r.token("acme", "person", ""), nil)
+	beta := r.connect(r.token("beta", "person", ""), nil)
+	plans := func(cs *mcp.ClientSession) (home, result string) {
+		t.Helper()
+		out, isErr := call(t, cs, "mcp__box__plans", nil)
+		if isErr {
+			t.Fatalf("plans: %s", out)
+		}
+		home, result, _ = strings.Cut(strings.TrimPrefix(out, "home="), " ")
+		return home, result
+	}
+
+	acmeHome, got := plans(acme)
+	if got != "read: open "+acmeHome+"/plans.txt: permission denied" {
+		t.Errorf("acme's process read the blocked file: %q", got)
+	}
+	betaHome, got := plans(beta)
+	if got != "read: the plans" || betaHome == acmeHome {
+		t.Errorf("beta's process (home %s, acme's %s): %q", betaHome, acmeHome, got)
+	}
+	evs := r.audited(audit.Filter{Kind: audit.KindEnforcement})
+	if len(evs) != 1 || evs[0].Tenant != "acme" || evs[0].Principal != "connector:box" || len(evs[0].Blockers) != 1 ||
+		evs[0].Blockers[0].Rule != "no-plans" || !strings.Contains(evs[0].Blockers[0].Detail, "read "+acmeHome+"/plans.txt (open") {
+		t.Errorf("enforcement events %+v", evs)
+	}
+
+	// beta now has blocks of its own: its next call goes to a process of its own.
+	setRules("beta", noPlans)
+	home, got := plans(beta)
+	if home == betaHome || home == acmeHome || got != "read: open "+home+"/plans.txt: permission denied" {
+		t.Errorf("beta under its new blocks (home %s, before %s): %q", home, betaHome, got)
+	}
+	// acme's blocks change: its process is started again under the new ones.
+	setRules("acme", noNotes)
+	home, got = plans(acme)
+	if home == acmeHome || got != "read: the plans" {
+		t.Errorf("acme under its changed blocks (home %s, before %s): %q", home, acmeHome, got)
+	}
 }

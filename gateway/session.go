@@ -419,7 +419,11 @@ func (s *session) syncExtras(ups []*upstream) {
 func (s *session) readResource(x *extra) mcp.ResourceHandler {
 	return func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 		uri := req.Params.URI
-		res, err := x.up.readResource(ctx, uri)
+		up, err := s.upstreamNow(ctx, x.up)
+		var res *mcp.ReadResourceResult
+		if err == nil {
+			res, err = up.readResource(ctx, uri)
+		}
 		s.note(ctx, "resources/read", map[string]any{"uri": uri, "connector": x.up.server.ID}, err)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
@@ -433,7 +437,11 @@ func (s *session) readResource(x *extra) mcp.ResourceHandler {
 func (s *session) getPrompt(x *extra) mcp.PromptHandler {
 	return func(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		args := map[string]any{"prompt": x.remote, "connector": x.up.server.ID}
-		res, err := x.up.getPrompt(ctx, x.remote, req.Params.Arguments)
+		up, err := s.upstreamNow(ctx, x.up)
+		var res *mcp.GetPromptResult
+		if err == nil {
+			res, err = up.getPrompt(ctx, x.remote, req.Params.Arguments)
+		}
 		s.note(ctx, "prompts/get", args, err)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
@@ -605,6 +613,17 @@ func nativeAnnotations(t *policy.Tool) *mcp.ToolAnnotations {
 	return a
 }
 
+// upstreamNow returns the upstream a call of this session goes to, for the upstream its list was
+// made with: that one, but for a sandboxed connector, the process that serves the session's
+// tenant under the hard blocks in force now (pool.get), which may be another since the list
+// was made (the blocks changed).
+func (s *session) upstreamNow(ctx context.Context, u *upstream) (*upstream, error) {
+	if !u.server.Sandbox || u.sandbox.rules == nil {
+		return u, nil
+	}
+	return s.g.upstream.get(ctx, u.server, u.cred, s.gs.Load().Review.Surface.Tenant().ID)
+}
+
 // upstream returns the connected upstream of a connector for this session's credential, or nil
 // (logged) when it cannot be connected: its tools are not listed, and nothing else is held up.
 func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy.Server) *upstream {
@@ -614,7 +633,7 @@ func (s *session) upstream(ctx context.Context, sf *surface.Surface, srv *policy
 			"connector", srv.ID, "session", s.id, "err", err)
 		return nil
 	}
-	u, err := s.g.upstream.get(ctx, srv, cred)
+	u, err := s.g.upstream.get(ctx, srv, cred, sf.Tenant().ID)
 	if errors.Is(err, errConnecting) {
 		if len(u.catalog()) > 0 {
 			// Reconnecting after it went away: its last catalog stays listed, and a call
@@ -849,7 +868,11 @@ func (s *session) run(ctx context.Context, e *entry, a *action.Action, args map[
 				send[protectedBindings] = bound
 			}
 		}
-		r, err := e.up.callPlain(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead, size)
+		up, err := s.upstreamNow(ctx, e.up)
+		if err != nil {
+			return nil, errors.New(s.secrets.Redact(err.Error()))
+		}
+		r, err := up.callPlain(ctx, e.remote, send, s.callerMeta(), e.tool.Effect == policy.EffectRead, size)
 		if err != nil {
 			return nil, errors.New(s.secrets.Redact(err.Error()))
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sandbox"
 	"github.com/wardenhq/warden/secret"
@@ -29,8 +30,12 @@ type upstream struct {
 	key    string
 	server *policy.Server
 	cred   credential
-	logger *slog.Logger
-	onList func() // the catalog changed: sessions sync their tools
+	// tenant is set for a sandboxed connector's process that serves this tenant alone, under
+	// its hard blocks (connectorSandbox.rules), and enforcing is the set its process enforces.
+	tenant    string
+	enforcing *boundary.Set
+	logger    *slog.Logger
+	onList    func() // the catalog changed: sessions sync their tools
 	// sandbox is how a stdio process runs when the connector says sandbox: true.
 	sandbox connectorSandbox
 	sdkOnly bool
@@ -93,9 +98,19 @@ func newPool(logger *slog.Logger, onList func(), onUpdate func(*mcp.ResourceUpda
 	return &pool{logger: logger, all: map[string]*upstream{}, onList: onList, onUpdate: onUpdate}
 }
 
-// get returns the upstream for a server and credential, connecting it if it is not.
-func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*upstream, error) {
+// get returns the upstream for a server and credential, connecting it if it is not, for a
+// session of tenant. A sandboxed connector's process serves every tenant that resolves to its
+// credential, but one whose tenant has hard blocks serves that tenant alone, and enforces its
+// blocks at the system call (connectorSandbox.rules); once they change, its process is ended
+// and the next call starts one under the new blocks.
+func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential, tenant string) (*upstream, error) {
 	key := srv.ID + "\x00" + cred.id
+	var blocks *boundary.Set
+	if sb := p.sandbox; srv.Sandbox && !sb.native.Off && sb.rules != nil {
+		if blocks = hardBlocks(sb.rules(tenant)); blocks != nil {
+			key += "\x00tenant:" + tenant
+		}
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -105,10 +120,31 @@ func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential) (*u
 	if !ok {
 		u = &upstream{key: key, server: srv, cred: cred, logger: p.logger, onList: p.onList, onUpdate: p.onUpdate, sandbox: p.sandbox, errs: &p.errs,
 			sdkOnly: p.sdkOnly, lean: &p.lean}
+		if blocks != nil {
+			u.tenant = tenant
+		}
 		p.all[key] = u
 	}
 	p.mu.Unlock()
+	if blocks != nil {
+		u.mu.Lock()
+		stale := u.session != nil && u.enforcing != blocks
+		u.mu.Unlock()
+		if stale {
+			u.logger.Info("the tenant's hard blocks changed: the sandboxed connector's process is started again under them", "connector", srv.ID, "tenant", tenant)
+			u.close()
+		}
+	}
 	return u, u.connect(ctx)
+}
+
+// hardBlocks is set if it holds rules to enforce (or does not validate, which refuses
+// everything), else nil.
+func hardBlocks(set *boundary.Set) *boundary.Set {
+	if set == nil || set.Invalid() == nil && len(set.Rules()) == 0 {
+		return nil
+	}
+	return set
 }
 
 // closeAll closes every upstream.

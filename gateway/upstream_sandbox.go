@@ -13,9 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/native"
+	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/sandbox"
+	"github.com/wardenhq/warden/secret"
 )
 
 // connectorSandbox is how a pool runs the stdio processes of connectors with sandbox: true.
@@ -32,6 +35,11 @@ type connectorSandbox struct {
 	workspaces string
 	// refused, if set, is told of every connection a connector process's proxy refused.
 	refused func(connector string, d egress.Decision)
+	// rules, if set, returns a tenant's hard blocks (Gateway.rules): a process that serves a
+	// tenant with some serves it alone, and enforces them at the system call (pool.get).
+	rules func(tenant string) *boundary.Set
+	// enforced, if set, is told of each system call such a process's hard blocks refused.
+	enforced func(connector, tenant string, r sandbox.Refusal)
 }
 
 // stopGrace is how long a sandboxed connector process has to exit once its standard input is
@@ -122,6 +130,20 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 		proxy.Close()
 	})
 
+	// The connector's credentials, where its secrets declare hosts: placeholders, which its
+	// proxy turns into the values toward those hosts only.
+	env, subs := placeholdCredentials(u.server, u.env(), u.cred)
+	var bundle []byte
+	if len(subs) > 0 {
+		if _, err := proxy.Substitute(subs); err != nil {
+			return nil, fail(err)
+		}
+		// Released with the proxy, when the process has ended.
+		if bundle, err = proxy.CABundle(); err != nil {
+			return nil, fail(fmt.Errorf("its egress proxy's certificate authority: %w", err))
+		}
+	}
+
 	stdinR, stdinW, err := os.Pipe() // a file, so the process reads it directly
 	if err != nil {
 		return nil, fail(err)
@@ -132,10 +154,27 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 	if sb.workspaces != "" {
 		hidden = append(hidden, sb.workspaces)
 	}
+	// The tenant's hard blocks, as they are now, for a process that serves one tenant alone.
+	var blocks sandbox.HardBlocks
+	var onRefusal func(sandbox.Refusal)
+	if u.tenant != "" && sb.rules != nil {
+		set := hardBlocks(sb.rules(u.tenant))
+		if set != nil {
+			blocks = set
+			if sb.enforced != nil {
+				tenant := u.tenant
+				onRefusal = func(r sandbox.Refusal) { sb.enforced(id, tenant, r) }
+			}
+		}
+		u.mu.Lock()
+		u.enforcing = set
+		u.mu.Unlock()
+	}
 	proc, err := sandbox.Start(context.Background(), sandbox.Spec{
 		Workspace: dir,
 		Command:   append([]string{prog}, up.Command[1:]...),
-		Env:       sandboxEnv(u.env(), dir),
+		Env:       sandboxEnv(env, dir),
+		CABundle:  bundle,
 		Hidden:    slices.Concat(sb.native.Hidden, hidden),
 		ReadOnly:  slices.Concat(sb.native.ReadOnly, []string{prog}),
 		Proxy:     ln.Handle,
@@ -143,6 +182,10 @@ func (u *upstream) startSandboxed() (_ *sandboxedProcess, err error) {
 		Stdout:    stdoutW,
 		Stderr:    &stderrLog{logger: u.logger, connector: id},
 		NoLimits:  true,
+		// Checked on the paths the process names, as it sees them: its own directory, its
+		// /tmp and the read-only system paths.
+		Boundaries: blocks,
+		OnRefusal:  onRefusal,
 	})
 	stdinR.Close() // the process has its own
 	if err != nil {
@@ -179,4 +222,37 @@ func sandboxEnv(env []string, home string) []string {
 	}
 	slices.Reverse(out)
 	return out
+}
+
+// placeholdCredentials returns env with a placeholder (egress.NewPlaceholder, fresh for each
+// process) in place of each of the connector's credentials it holds (the variable its
+// credential goes to, and its host variables), and the substitutions that its process's
+// egress proxy makes: the value goes only toward the hosts the connector's secrets declare
+// (secrets.hosts). A connector without such hosts, or with secrets.exposeToProcess, gets the
+// values themselves (env unchanged): a value that goes nowhere would leave the connector
+// without its credential.
+func placeholdCredentials(srv *policy.Server, env []string, cred credential) ([]string, []egress.Substitution) {
+	if srv.ExposeSecrets || srv.SecretHosts == nil || len(srv.SecretHosts.Entries()) == 0 {
+		return env, nil
+	}
+	names := map[string]bool{}
+	if n := srv.Upstream.CredentialEnv; n != "" {
+		names[n] = true
+	}
+	for _, kv := range cred.host {
+		k, _, _ := strings.Cut(kv, "=")
+		names[k] = true
+	}
+	out := slices.Clone(env)
+	var subs []egress.Substitution
+	for i, kv := range out {
+		k, v, _ := strings.Cut(kv, "=")
+		if !names[k] || v == "" {
+			continue
+		}
+		ph := egress.NewPlaceholder()
+		subs = append(subs, egress.Substitution{Name: k, Placeholder: ph, Value: secret.New(v), Hosts: srv.SecretHosts})
+		out[i] = k + "=" + ph
+	}
+	return out, subs
 }

@@ -258,7 +258,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	// Hard blocks at the system call: see supervise_linux.go.
 	var sup *supervisor
 	if spec.Boundaries != nil {
-		if sup, err = newSupervisor(spec.Boundaries, ws); err != nil {
+		if sup, err = newSupervisor(spec.Boundaries, ws, spec.OnRefusal); err != nil {
 			return Result{}, err
 		}
 		defer sup.stop()

@@ -119,6 +119,12 @@ type Spec struct {
 	// cannot be had, the command does not run (ErrUnavailable). Ignored with Unconfined. See
 	// docs/sandbox.md.
 	Boundaries HardBlocks
+	// OnRefusal, if set, is told of each system call the hard blocks refuse as it is refused,
+	// besides Result.Refusals: for a long-lived process (Start), whose result comes only at
+	// its end. It is called from the supervisor's goroutine before the refused call returns
+	// (so what it records is there when the command sees the refusal): it must be safe for
+	// concurrent use, and quick.
+	OnRefusal func(Refusal)
 
 	// started, if set, is called once the command runs (Start waits for it).
 	started func()

@@ -84,9 +84,10 @@ func notifyAvailable() error {
 
 // A supervisor answers one run's notifications. Its methods are called from Run's goroutines.
 type supervisor struct {
-	rules    HardBlocks
-	writable []string // what Landlock lets the command write, as the command sees it
-	progs    *programs
+	rules     HardBlocks
+	writable  []string // what Landlock lets the command write, as the command sees it
+	progs     *programs
+	onRefusal func(Refusal) // Spec.OnRefusal
 
 	mu       sync.Mutex
 	attached bool
@@ -101,7 +102,7 @@ type supervisor struct {
 	stopOnce sync.Once
 }
 
-func newSupervisor(rules HardBlocks, ws string) (*supervisor, error) {
+func newSupervisor(rules HardBlocks, ws string, onRefusal func(Refusal)) (*supervisor, error) {
 	if err := notifyAvailable(); err != nil {
 		return nil, fmt.Errorf("%w: hard blocks are set, and cannot be enforced at the system call: %v", ErrUnavailable, err)
 	}
@@ -110,14 +111,15 @@ func newSupervisor(rules HardBlocks, ws string) (*supervisor, error) {
 		return nil, fmt.Errorf("sandbox: eventfd: %w", err)
 	}
 	return &supervisor{
-		rules:    rules,
-		writable: []string{ws, "/tmp", "/run", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full"},
-		progs:    newPrograms(rules),
-		fd:       -1,
-		root:     -1,
-		wake:     wake,
-		loopDone: make(chan struct{}),
-		fifos:    map[int]struct{}{},
+		rules:     rules,
+		writable:  []string{ws, "/tmp", "/run", "/dev/shm", "/dev/pts", "/dev/null", "/dev/zero", "/dev/full"},
+		progs:     newPrograms(rules),
+		onRefusal: onRefusal,
+		fd:        -1,
+		root:      -1,
+		wake:      wake,
+		loopDone:  make(chan struct{}),
+		fifos:     map[int]struct{}{},
 	}, nil
 }
 
@@ -186,11 +188,14 @@ func (s *supervisor) result(res *Result) {
 
 func (s *supervisor) refuse(r Refusal) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if len(s.refusals) < MaxRefusals {
 		s.refusals = append(s.refusals, r)
 	} else {
 		s.dropped++
+	}
+	s.mu.Unlock()
+	if s.onRefusal != nil {
+		s.onRefusal(r)
 	}
 }
 
