@@ -128,11 +128,12 @@ func (p *pool) get(ctx context.Context, srv *policy.Server, cred credential, ten
 	p.mu.Unlock()
 	if blocks != nil {
 		u.mu.Lock()
-		stale := u.session != nil && u.enforcing != blocks
+		cs := u.session
+		stale := cs != nil && u.enforcing != blocks
 		u.mu.Unlock()
 		if stale {
 			u.logger.Info("the tenant's hard blocks changed: the sandboxed connector's process is started again under them", "connector", srv.ID, "tenant", tenant)
-			u.close()
+			u.drop(cs) // not close: that is for good, and this upstream connects again at once
 		}
 	}
 	return u, u.connect(ctx)

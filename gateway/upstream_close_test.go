@@ -53,7 +53,7 @@ func TestCloseEndsADialInFlight(t *testing.T) {
 	server := &policy.Server{ID: "up", Upstream: &policy.Upstream{URL: srv.URL, Timeout: time.Minute}}
 	got := make(chan error, 1)
 	go func() {
-		_, err := p.get(context.Background(), server, credential{})
+		_, err := p.get(context.Background(), server, credential{}, "t")
 		got <- err
 	}()
 	<-initializing
@@ -75,7 +75,7 @@ func TestCloseEndsADialInFlight(t *testing.T) {
 			t.Error("an upstream holds a session after the close")
 		}
 	}
-	if _, err := p.get(context.Background(), &policy.Server{ID: "other", Upstream: server.Upstream}, credential{}); !errors.Is(err, errUpstreamClosed) {
+	if _, err := p.get(context.Background(), &policy.Server{ID: "other", Upstream: server.Upstream}, credential{}, "t"); !errors.Is(err, errUpstreamClosed) {
 		t.Errorf("an upstream opened after the close: %v", err)
 	}
 }
