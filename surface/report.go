@@ -12,6 +12,10 @@ type Report struct {
 	Tenant      string             `json:"tenant"`
 	Profile     string             `json:"profile,omitempty"`
 	Harness     string             `json:"harness"`
+	// Model is the model the session states; ReadOnlyRoute says why the session runs the
+	// read-only route, when it does.
+	Model         string `json:"model,omitempty"`
+	ReadOnlyRoute string `json:"readOnlyRoute,omitempty"`
 	Owner       bool               `json:"owner"`
 	Revision    string             `json:"revision"`
 	Gates       []ReportGate       `json:"gates"`
@@ -61,6 +65,10 @@ func NewReport(s *Surface, env *policy.Env) Report {
 	}
 	if pr := s.Profile(); pr != nil {
 		out.Profile = pr.ID
+	}
+	out.Model = s.Model()
+	if ro, why := s.ReadOnly(); ro {
+		out.ReadOnlyRoute = why
 	}
 	for _, e := range s.Absent() {
 		out.Absent = append(out.Absent, ReportTool{Tool: e.Tool, Filter: string(e.Filter), Reason: e.Reason})
