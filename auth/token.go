@@ -48,7 +48,7 @@ type Token struct {
 	Model   string
 	Harness string
 	Name    string
-	Created     time.Time
+	Created time.Time
 	// Revoked is zero while the token is good.
 	Revoked time.Time
 	// Expires is when the token stops being good; zero never.

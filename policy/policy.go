@@ -47,14 +47,14 @@ type Policy struct {
 	modelIdx    map[string]int
 	// modelsDeclared: the document has a models list, even an empty one.
 	modelsDeclared bool
-	skills      []*Skill
-	skillIndex  map[string]int
-	roles       []*Role
-	roleIndex   map[string]int
-	profiles    []*Profile
-	profileIdx  map[string]int
-	tenants     []*Tenant
-	tenantIdx   map[string]int
+	skills         []*Skill
+	skillIndex     map[string]int
+	roles          []*Role
+	roleIndex      map[string]int
+	profiles       []*Profile
+	profileIdx     map[string]int
+	tenants        []*Tenant
+	tenantIdx      map[string]int
 
 	defaultLimits Limits
 	sessions      Sessions

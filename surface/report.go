@@ -6,22 +6,22 @@ import "github.com/wardenhq/warden/policy"
 // {"role","tools","absent":[{"tool","filter","reason"}]} is a fixed interface; the other fields
 // are additions.
 type Report struct {
-	Role        string             `json:"role"`
-	Tools       []string           `json:"tools"`
-	Absent      []ReportTool       `json:"absent"`
-	Tenant      string             `json:"tenant"`
-	Profile     string             `json:"profile,omitempty"`
-	Harness     string             `json:"harness"`
+	Role    string       `json:"role"`
+	Tools   []string     `json:"tools"`
+	Absent  []ReportTool `json:"absent"`
+	Tenant  string       `json:"tenant"`
+	Profile string       `json:"profile,omitempty"`
+	Harness string       `json:"harness"`
 	// Model is the model the session states; ReadOnlyRoute says why the session runs the
 	// read-only route, when it does.
-	Model         string `json:"model,omitempty"`
-	ReadOnlyRoute string `json:"readOnlyRoute,omitempty"`
-	Owner       bool               `json:"owner"`
-	Revision    string             `json:"revision"`
-	Gates       []ReportGate       `json:"gates"`
-	Credentials []ReportCredential `json:"credentials"`
-	Limits      *policy.Limits     `json:"limits,omitempty"`
-	Switches    []string           `json:"switchReports,omitempty"`
+	Model         string             `json:"model,omitempty"`
+	ReadOnlyRoute string             `json:"readOnlyRoute,omitempty"`
+	Owner         bool               `json:"owner"`
+	Revision      string             `json:"revision"`
+	Gates         []ReportGate       `json:"gates"`
+	Credentials   []ReportCredential `json:"credentials"`
+	Limits        *policy.Limits     `json:"limits,omitempty"`
+	Switches      []string           `json:"switchReports,omitempty"`
 
 	// ApprovalChannel: a person can answer the session's cards. ApprovalByElicitation: the
 	// session's own MCP client is asked to answer them too, where it supports elicitation.
