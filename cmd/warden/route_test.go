@@ -312,6 +312,11 @@ func TestTokenBindsRoute(t *testing.T) {
 		}
 	}
 
+	out, errOut, code = run(t, "surface", "-c", cfg, "--tenant", "brand", "--role", "person", "--model", "claude-haiku-5-5")
+	if code != 0 || !strings.Contains(out, "model claude-haiku-5-5") || !strings.Contains(out, "read-only route: the model claude-haiku-5-5 is held back") {
+		t.Errorf("warden surface --model: status %d: %s%s", code, out, errOut)
+	}
+
 	admin, _ := r.token(auth.RoleAdmin, "", "")
 	code, _, body := r.do(http.MethodPost, "/api/v1/tokens", admin, "",
 		`{"tenant": "brand", "role": "person", "model": "claude-haiku-5-5", "harness": "capped"}`)
