@@ -51,6 +51,8 @@ type ReviewQuery struct {
 	Tenant  string `json:"tenant,omitempty"`
 	Role    string `json:"role,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Model is the model the session states (see surface.Spec.Model).
+	Model string `json:"model,omitempty"`
 	// Workspace is the base of relative paths (default: the tenant's workspace).
 	Workspace string `json:"workspace,omitempty"`
 }
