@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/surface"
 )
 
@@ -136,5 +137,24 @@ func TestNoModelsKeepsToday(t *testing.T) {
 	s := openOK(t, p, map[string]string{"BRAND_SHOP": "b"}, surface.Spec{Role: "person", Tenant: "brand", Model: "claude-sonnet-5"})
 	if ro, _ := s.ReadOnly(); !ro {
 		t.Errorf("models: [] certifies no model, yet a customer's session runs its role's route")
+	}
+}
+
+// Where role read_only does not exist, a session on the read-only route is refused rather than
+// started on its own role's tools.
+func TestReadOnlyRouteWithoutTheRole(t *testing.T) {
+	p := parse(t, routePolicy+`switches:
+  - {name: READ_ONLY_ON, rule: exactly-true}
+roles:
+  - id: read_only
+    when: READ_ONLY_ON
+`)
+	_, err := surface.Open(p.Env(policy.MapLookup(nil)), surface.Spec{Role: "person", Tenant: "brand", Model: "claude-haiku-5-5"})
+	if !errors.Is(err, surface.ErrRefused) || !strings.Contains(err.Error(), "role read_only exists only when READ_ONLY_ON") {
+		t.Fatalf("a held-back model without role read_only: %v; want refused", err)
+	}
+	s := openOK(t, p, map[string]string{"READ_ONLY_ON": "true"}, surface.Spec{Role: "person", Tenant: "brand", Model: "claude-haiku-5-5"})
+	if ro, _ := s.ReadOnly(); !ro {
+		t.Errorf("with role read_only on, the held-back model's session is not read-only")
 	}
 }
