@@ -43,8 +43,12 @@ type Token struct {
 	// SessionRole and Profile are what an agent token's MCP session runs as.
 	SessionRole string
 	Profile     string
-	Name        string
-	Created     time.Time
+	// Model and Harness, when set, are the model and the harness an agent token's MCP sessions
+	// run on: a client that states another at initialize is refused.
+	Model   string
+	Harness string
+	Name    string
+	Created time.Time
 	// Revoked is zero while the token is good.
 	Revoked time.Time
 	// Expires is when the token stops being good; zero never.

@@ -68,6 +68,11 @@ func (r *rig) session(src []byte, env map[string]string, spec surface.Spec, id s
 	if err != nil {
 		r.t.Fatal(err)
 	}
+	if spec.Model == "" {
+		// A session runs a model Scout certifies (a policy without models ignores it), so
+		// that a customer's session keeps its role's tools rather than the read-only route.
+		spec.Model = "google/gemini-3.8-flash"
+	}
 	sf, err := surface.Open(p.Env(policy.MapLookup(env)), spec)
 	if err != nil {
 		r.t.Fatal(err)

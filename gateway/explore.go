@@ -37,7 +37,7 @@ func (g *Gateway) Surface(_ context.Context, q server.SurfaceQuery) (*server.Sur
 	if q.Role == "" {
 		return nil, errors.New("role is required: " + roleList(snap.p))
 	}
-	sf, err := surface.Open(env, surface.Spec{Tenant: tenant, Role: q.Role, Profile: q.Profile, Harness: q.Harness, Owner: q.Owner})
+	sf, err := surface.Open(env, surface.Spec{Tenant: tenant, Role: q.Role, Profile: q.Profile, Harness: q.Harness, Model: q.Model, Owner: q.Owner})
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +60,7 @@ func (g *Gateway) Review(_ context.Context, q server.ReviewQuery) (*review.Verdi
 	if q.Role == "" {
 		return nil, errors.New("role is required: " + roleList(snap.p))
 	}
-	sf, err := surface.Open(snap.env, surface.Spec{Tenant: tenant, Role: q.Role, Profile: q.Profile})
+	sf, err := surface.Open(snap.env, surface.Spec{Tenant: tenant, Role: q.Role, Profile: q.Profile, Model: q.Model})
 	if err != nil {
 		return nil, err
 	}

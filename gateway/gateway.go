@@ -435,15 +435,21 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		defer g.flight.releaseCalls(id, tok.ID, calls)
 		if id == "" && initialize {
-			// A new MCP session: open its Warden session (surface, run, workspace) first.
-			s, err := g.open(ctx, tok)
+			// A new MCP session: open its Warden session (surface, run, workspace) first, on
+			// the model and harness its token binds or its initialize states.
+			rt, err := routeOf(tok, initMeta(msgs))
+			if err == nil {
+				var s *session
+				if s, err = g.open(ctx, tok, rt); err == nil {
+					ctx = context.WithValue(ctx, sessionKey, s)
+					w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s}
+				}
+			}
 			if err != nil {
 				g.refuse(w, r, tok, rejection{status: http.StatusForbidden, rpc: codeRefused, code: "session_refused",
 					msg: err.Error(), id: onlyID(msgs)})
 				return
 			}
-			ctx = context.WithValue(ctx, sessionKey, s)
-			w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s}
 		}
 		// Anything else without a session (a newer client's server/discover probe, a stray
 		// call) goes to the lobby, a server that holds no tools: the SDK answers it or
@@ -1073,7 +1079,13 @@ func (g *Gateway) ServeStdio(ctx context.Context, secret string, in io.ReadClose
 	if err != nil {
 		return err
 	}
-	s, err := g.open(ctx, tok)
+	// Over stdio the session opens before its initialize is read: the token binds its model and
+	// harness, and an initialize that states others is refused (session.checkStated).
+	rt, err := routeOf(tok, nil)
+	if err != nil {
+		return err
+	}
+	s, err := g.open(ctx, tok, rt)
 	if err != nil {
 		return err
 	}

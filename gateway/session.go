@@ -32,10 +32,13 @@ import (
 // A session is one MCP session: its surface, its review and gate sessions, its workspace, its
 // registry of protected values, and the MCP server that lists exactly its tools.
 type session struct {
-	g         *Gateway
-	id        string
-	token     *auth.Token
-	child     *child // set for a subagent's session
+	g     *Gateway
+	id    string
+	token *auth.Token
+	child *child // set for a subagent's session
+	// route is the model and the harness the session runs on: bound in its token, or stated
+	// at initialize (see routeOf).
+	route     route
 	workspace string
 	server    *mcp.Server
 	exec      *native.Executor
@@ -112,8 +115,8 @@ type waiter struct {
 
 // open starts a session for a token: its surface (refused if the role's invariants would be
 // broken), its run (refused at the run limits), its workspace and its tools.
-func (g *Gateway) open(ctx context.Context, tok *auth.Token) (_ *session, err error) {
-	s := &session{g: g, id: newID(), token: tok, tools: map[string]*entry{}, extras: map[string]*extra{}, waiting: map[string]*waiter{}}
+func (g *Gateway) open(ctx context.Context, tok *auth.Token, rt route) (_ *session, err error) {
+	s := &session{g: g, id: newID(), token: tok, route: rt, tools: map[string]*entry{}, extras: map[string]*extra{}, waiting: map[string]*waiter{}}
 	s.life, s.stop = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	for _, c := range g.children {
@@ -136,6 +139,9 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (_ *session, err er
 
 	sf, err := s.surface()
 	if err != nil {
+		return nil, err
+	}
+	if err := s.route.agrees(sf); err != nil {
 		return nil, err
 	}
 	if s.child != nil {
@@ -194,8 +200,9 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token) (_ *session, err er
 		s.end(ctx)
 		return nil, err
 	}
+	ro, why := sf.ReadOnly()
 	g.logger.Info("session opened", "session", s.id, "tenant", sf.Tenant().ID, "role", sf.Role().ID,
-		"principal", gs.Principal, "tools", len(s.tools))
+		"principal", gs.Principal, "tools", len(s.tools), "harness", sf.Harness().ID, "model", sf.Model(), "readOnly", ro, "why", why)
 	return s, nil
 }
 
@@ -209,7 +216,8 @@ func (s *session) surface() (*surface.Surface, error) {
 		return parent.Review.Surface.Child(c.role, c.profile)
 	}
 	snap := s.g.snapshot.Load()
-	return surface.Open(snap.env, surface.Spec{Role: s.token.SessionRole, Tenant: s.token.Tenant, Profile: s.token.Profile})
+	return surface.Open(snap.env, surface.Spec{Role: s.token.SessionRole, Tenant: s.token.Tenant, Profile: s.token.Profile,
+		Harness: s.route.harness, Model: s.route.model})
 }
 
 func (s *session) reviewSession(sf *surface.Surface) (*review.Session, error) {
@@ -668,6 +676,9 @@ func (s *session) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "initialize":
+			if err := s.checkStated(req); err != nil {
+				return nil, err
+			}
 			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.ss.CompareAndSwap(nil, ss) {
 				go func() {
 					_ = ss.Wait()

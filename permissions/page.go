@@ -60,6 +60,7 @@ func (pg *page) render() {
 	pg.withheld()
 	pg.tenants()
 	pg.harnesses()
+	pg.models()
 	pg.switches()
 	pg.codes()
 }
@@ -600,7 +601,7 @@ func (pg *page) tenants() {
 }
 
 func (pg *page) harnesses() {
-	pg.f("## Harnesses\n\n| Harness | Exists when | Built-in tools | Roles | Each session |\n|---|---|---|---|---|\n")
+	pg.f("## Harnesses\n\nA session on a harness that is not certified runs the read-only route (the tools of role read_only), whoever's it is.\n\n| Harness | Exists when | Built-in tools | Roles | Each session | Certified |\n|---|---|---|---|---|---|\n")
 	for h := range pg.p.Harnesses() {
 		roles := "any"
 		if h.Roles != nil {
@@ -617,7 +618,23 @@ func (pg *page) harnesses() {
 		if len(caps) > 0 {
 			limit = strings.Join(caps, ", ")
 		}
-		pg.f("| %s | %s | %s | %s | %s |\n", h.ID, code(h.When.String()), yesNo(h.Builtins), roles, limit)
+		pg.f("| %s | %s | %s | %s | %s | %s |\n", h.ID, code(h.When.String()), yesNo(h.Builtins), roles, limit, yesNo(h.Certified))
+	}
+	pg.f("\n")
+}
+
+func (pg *page) models() {
+	if !pg.p.DeclaresModels() {
+		return
+	}
+	pg.f("## Models\n\nA session on a model that is held back, that this list does not name, or that states no model runs the read-only route (the tools of role read_only), unless its tenant is the deployment owner's: the owner's own sessions run any model on their role's tools.\n\n")
+	if len(slices.Collect(pg.p.Models())) == 0 {
+		pg.f("No model is certified.\n\n")
+		return
+	}
+	pg.f("| Model | Certified | Description |\n|---|---|---|\n")
+	for m := range pg.p.Models() {
+		pg.f("| %s | %s | %s |\n", code(m.ID), yesNo(m.Certified), dash(strings.ReplaceAll(m.Description, "|", "\\|")))
 	}
 	pg.f("\n")
 }

@@ -34,6 +34,7 @@ func newCompiler(p *problems, cfg *Config) *compiler {
 			serverIndex: map[string]int{},
 			switchIndex: map[string]int{},
 			harnessIdx:  map[string]int{},
+			modelIdx:    map[string]int{},
 			skillIndex:  map[string]int{},
 			roleIndex:   map[string]int{},
 			profileIdx:  map[string]int{},
@@ -54,7 +55,8 @@ func (c *compiler) compile() {
 	}
 	c.compileSwitches()
 	c.compileHarnesses()
-	c.scope = condScope{switches: map[string]*Switch{}, harnesses: map[string]*Harness{}}
+	c.compileModels()
+	c.scope = condScope{switches: map[string]*Switch{}, harnesses: map[string]*Harness{}, models: c.pol.modelIdx}
 	for _, s := range c.pol.switches {
 		c.scope.switches[s.Name] = s
 	}
@@ -253,7 +255,7 @@ func (c *compiler) harnessLimits(hc *HarnessConfig) (budget float64, calls int) 
 
 func (c *compiler) compileHarnesses() {
 	p := c.pol
-	def := &Harness{ID: DefaultHarness, Builtins: true,
+	def := &Harness{ID: DefaultHarness, Builtins: true, Certified: true,
 		Description: "The standard harness: built-in tools and every MCP server."}
 	p.harnessIdx[def.ID] = 0
 	p.harnesses = append(p.harnesses, def)
@@ -273,6 +275,7 @@ func (c *compiler) compileHarnesses() {
 			}
 			def.Builtins, def.Pos = builtins, hc.Pos
 			def.SessionBudgetUsd, def.MaxModelCalls = budget, calls
+			def.Certified = hc.Certified == nil || *hc.Certified
 			continue
 		}
 		if _, dup := p.harnessIdx[hc.ID]; dup {
@@ -280,7 +283,7 @@ func (c *compiler) compileHarnesses() {
 			continue
 		}
 		h := &Harness{ID: hc.ID, Description: hc.Description, Index: len(p.harnesses), Builtins: builtins, Pos: hc.Pos,
-			SessionBudgetUsd: budget, MaxModelCalls: calls}
+			SessionBudgetUsd: budget, MaxModelCalls: calls, Certified: hc.Certified == nil || *hc.Certified}
 		p.harnessIdx[h.ID] = h.Index
 		p.harnesses = append(p.harnesses, h)
 	}

@@ -14,7 +14,9 @@ import (
 //	unary = "!" unary | "(" expr ")" | atom
 //	atom  = NAME [ ("==" | "!=") WORD ]
 //
-// Upper-case names are switches, lower-case names are facts of the session (Facts). A condition
+// Upper-case names are switches, lower-case names are facts of the session (Facts): harness
+// and model are compared with an id (harness == loop, model != claude-haiku-5-5), the others
+// are true or false. A condition
 // is compiled once, with every name resolved, and evaluated per session without allocating.
 
 // Facts are what a condition can ask about a session besides the switches.
@@ -32,6 +34,8 @@ type Facts struct {
 	Goals bool
 	// Harness is the session's harness.
 	Harness *Harness
+	// Model is the model the session states it runs on ("" when it states none).
+	Model string
 }
 
 type fact uint8
@@ -53,7 +57,7 @@ var factNames = map[string]fact{
 }
 
 // factList is every fact name, for messages.
-const factList = "approval_channel, owner, skills, coworkers, goals, harness"
+const factList = "approval_channel, owner, skills, coworkers, goals, harness, model"
 
 func (f *Facts) fact(k fact) bool {
 	switch k {
@@ -98,6 +102,7 @@ const (
 	opMode                      // a mode switch is in mode `arg`
 	opFact                      // a fact is true
 	opHarness                   // the harness is `arg`
+	opModel                     // the model is `name`
 	opNot
 	opAnd
 	opOr
@@ -166,6 +171,8 @@ func (n *condNode) eval(f *Facts) bool {
 		return f.fact(fact(n.idx))
 	case opHarness:
 		return (f.Harness != nil && f.Harness.Index == n.idx) != n.neg
+	case opModel:
+		return (f.Model == n.name) != n.neg
 	case opNot:
 		return !n.a.eval(f)
 	case opAnd:
@@ -197,6 +204,11 @@ func (n *condNode) why(f *Facts) []string {
 			cur = f.Harness.ID
 		}
 		return []string{fmt.Sprintf("the harness is %s", cur)}
+	case opModel:
+		if f.Model == "" {
+			return []string{"the session states no model"}
+		}
+		return []string{fmt.Sprintf("the model is %s", f.Model)}
 	case opNot:
 		return n.a.why(f)
 	case opAnd, opOr:
@@ -219,6 +231,7 @@ func (n *condNode) why(f *Facts) []string {
 type condScope struct {
 	switches  map[string]*Switch
 	harnesses map[string]*Harness
+	models    map[string]int // declared model ids
 }
 
 // compileCond compiles e, reporting problems at their column. An empty source means "always"
@@ -290,7 +303,8 @@ func (cp *condParser) fail(off int, format string, args ...any) {
 }
 
 func isWordByte(c byte) bool {
-	return c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	// '/', ':' and '@' are for model ids (google/gemini-3.8-flash).
+	return c == '_' || c == '-' || c == '.' || c == '/' || c == ':' || c == '@' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 func (cp *condParser) next() {
@@ -417,6 +431,17 @@ func (cp *condParser) atom() *condNode {
 			return nil
 		}
 		return &condNode{op: opHarness, idx: h.Index, neg: cmp.kind == tokNe, name: word.text}
+	}
+	if name == "model" {
+		if cmp == nil {
+			cp.fail(off, "model must be compared with a model id, as in model == claude-haiku-5-5")
+			return nil
+		}
+		if _, ok := cp.scope.models[word.text]; !ok {
+			cp.fail(word.off, "unknown model %q: declare it under models", word.text)
+			return nil
+		}
+		return &condNode{op: opModel, neg: cmp.kind == tokNe, name: word.text}
 	}
 	k, ok := factNames[name]
 	if !ok {

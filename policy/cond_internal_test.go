@@ -162,7 +162,7 @@ func TestCondErrors(t *testing.T) {
 		{"   ", "5:10: the condition is empty"},
 		{"A && D", "5:15: unknown switch D: declare it under switches"},
 		{"A || (B && Cc)", "5:21: unknown switch Cc: declare it under switches"},
-		{"ownr", `5:10: unknown fact "ownr": the facts are approval_channel, owner, skills, coworkers, goals, harness, and switches are written in upper case`},
+		{"ownr", `5:10: unknown fact "ownr": the facts are approval_channel, owner, skills, coworkers, goals, harness, model, and switches are written in upper case`},
 		{"!A && tenant", `5:16: unknown fact "tenant"`},
 		{"EGRESS", "5:10: EGRESS is a mode switch: compare it, as in EGRESS == open"},
 		{"A && !EGRESS", "5:16: EGRESS is a mode switch: compare it"},

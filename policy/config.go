@@ -23,6 +23,11 @@ type Config struct {
 	// Harnesses are the runtimes a session can run on. A harness named "default" always exists;
 	// declare it only to describe it.
 	Harnesses []HarnessConfig `yaml:"harnesses"`
+	// Models are the models sessions run on, each certified for the standard tool set or held
+	// back (certified: false). With models listed, a session on a model that is held back, not
+	// listed or not stated runs the read-only route unless its tenant is the owner's; with none
+	// listed, a session's model changes nothing.
+	Models []ModelConfig `yaml:"models"`
 	// Switches are the operator switches read from the host environment, each with its truth
 	// rule. REQUIRE_WRITE_APPROVAL, APPROVAL_TIMEOUT_MS and SANDBOX_EGRESS are built in; a
 	// document may describe them but not change their rules.
@@ -89,6 +94,23 @@ type HarnessConfig struct {
 	Roles []Name `yaml:"roles"`
 	// Limits cap each session on the harness, whatever its role or profile.
 	Limits *HarnessLimitsConfig `yaml:"limits"`
+	// Certified says whether the harness is certified for the standard tool set (default
+	// true). A session on an uncertified harness runs the read-only route, whoever's it is.
+	Certified *bool `yaml:"certified"`
+}
+
+// ModelConfig declares a model sessions run on.
+type ModelConfig struct {
+	Node `yaml:"-"`
+
+	// ID is the model's id as the harness names it ("claude-haiku-5-5",
+	// "google/gemini-3.8-flash"); conditions test it as model == ID.
+	ID          string `yaml:"id"`
+	Description string `yaml:"description"`
+	// Certified says whether the model is certified for the standard tool set (default true).
+	// A session on a model held back (false) runs the read-only route unless its tenant is the
+	// owner's.
+	Certified *bool `yaml:"certified"`
 }
 
 // HarnessLimitsConfig caps each session on a harness. Unset is no cap.

@@ -231,7 +231,7 @@ var badDocs = []badDoc{
 	{
 		name: "unknown top-level field, nothing close",
 		give: "tools: []\n",
-		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, name, profiles, roles, search, servers, sessions, skills, switches, tenants, version`},
+		want: []string{`1:1: unknown field "tools" in the policy; known fields are boundaries, builtins, connectors, description, harnesses, limits, models, name, profiles, roles, search, servers, sessions, skills, switches, tenants, version`},
 	},
 	{
 		name: "a search provider Warden does not know",
@@ -561,7 +561,7 @@ profiles:
 	{
 		name: "unknown fact in a condition",
 		give: "builtins:\n  - name: files_read\n    when: '!FLAG || ownr'\n",
-		want: []string{`3:21: unknown fact "ownr": the facts are approval_channel, owner, skills, coworkers, goals, harness, and switches are written in upper case`},
+		want: []string{`3:21: unknown fact "ownr": the facts are approval_channel, owner, skills, coworkers, goals, harness, model, and switches are written in upper case`},
 	},
 	{
 		name: "unknown mode in a condition",
@@ -846,6 +846,23 @@ servers:
 		want: []string{
 			`2:43: harness loop: limits.sessionBudgetUsd must be above zero (leave it out for no cap), not 0`,
 			`2:61: harness loop: limits.maxModelCalls must be at least 1 (leave it out for no cap), not 0`,
+		},
+	},
+	{
+		name: "models without ids, with bad ids, twice",
+		give: "models:\n  - {description: nameless}\n  - {id: \"claude haiku\"}\n  - {id: claude-haiku-5-5}\n  - {id: claude-haiku-5-5, certified: false}\n",
+		want: []string{
+			`2:5: a model has no id`,
+			`3:11: models: the model id "claude haiku" must match ^[A-Za-z0-9][A-Za-z0-9._/:@-]*$`,
+			`5:10: model "claude-haiku-5-5" is declared twice (first at line 4)`,
+		},
+	},
+	{
+		name: "model conditions: not compared, unknown",
+		give: "models:\n  - {id: claude-haiku-5-5, certified: false}\nservers:\n  - id: memory\n    effect: read\n    when: model\n    tools: [{name: mcp__memory__read}]\n  - id: notes\n    effect: read\n    when: model != claude-haiku-5\n    tools: [{name: mcp__notes__read}]\n",
+		want: []string{
+			`6:11: model must be compared with a model id, as in model == claude-haiku-5-5`,
+			`10:20: unknown model "claude-haiku-5": declare it under models`,
 		},
 	},
 	{

@@ -43,14 +43,18 @@ type Policy struct {
 	switchIndex map[string]int
 	harnesses   []*Harness
 	harnessIdx  map[string]int
-	skills      []*Skill
-	skillIndex  map[string]int
-	roles       []*Role
-	roleIndex   map[string]int
-	profiles    []*Profile
-	profileIdx  map[string]int
-	tenants     []*Tenant
-	tenantIdx   map[string]int
+	models      []*Model
+	modelIdx    map[string]int
+	// modelsDeclared: the document has a models list, even an empty one.
+	modelsDeclared bool
+	skills         []*Skill
+	skillIndex     map[string]int
+	roles          []*Role
+	roleIndex      map[string]int
+	profiles       []*Profile
+	profileIdx     map[string]int
+	tenants        []*Tenant
+	tenantIdx      map[string]int
 
 	defaultLimits Limits
 	sessions      Sessions
@@ -503,7 +507,10 @@ type Harness struct {
 	// session, on top of any run's limits.
 	SessionBudgetUsd float64
 	MaxModelCalls    int
-	Pos              Pos
+	// Certified: the harness is certified for the standard tool set. A session on an
+	// uncertified harness runs the read-only route.
+	Certified bool
+	Pos       Pos
 }
 
 // Allows reports whether a role may run on the harness.

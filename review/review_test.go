@@ -82,6 +82,11 @@ func (f *fixture) session(t testing.TB, p *policy.Policy, env map[string]string,
 	if spec.Tenant == "" {
 		spec.Tenant = "default"
 	}
+	if spec.Model == "" {
+		// A session runs a model Scout certifies (a policy without models ignores it), so
+		// that a customer's session keeps its role's tools rather than the read-only route.
+		spec.Model = "google/gemini-3.8-flash"
+	}
 	sf, err := surface.Open(p.Env(policy.MapLookup(env)), spec)
 	if err != nil {
 		t.Fatal(err)

@@ -28,7 +28,9 @@ type Explorer interface {
 // SurfaceQuery describes a session to explore.
 type SurfaceQuery struct {
 	Tenant, Role, Profile, Harness string
-	Owner                          bool
+	// Model is the model the session states (see surface.Spec.Model).
+	Model string
+	Owner bool
 	// Env stands in for the host environment's variables of these names (the operator switches).
 	Env map[string]string
 }
@@ -49,6 +51,8 @@ type ReviewQuery struct {
 	Tenant  string `json:"tenant,omitempty"`
 	Role    string `json:"role,omitempty"`
 	Profile string `json:"profile,omitempty"`
+	// Model is the model the session states (see surface.Spec.Model).
+	Model string `json:"model,omitempty"`
 	// Workspace is the base of relative paths (default: the tenant's workspace).
 	Workspace string `json:"workspace,omitempty"`
 }
@@ -95,7 +99,7 @@ func (s *Server) getSurface(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sq := SurfaceQuery{Tenant: tenant, Role: q.Get("role"), Profile: q.Get("profile"), Harness: q.Get("harness"), Env: map[string]string{}}
+	sq := SurfaceQuery{Tenant: tenant, Role: q.Get("role"), Profile: q.Get("profile"), Harness: q.Get("harness"), Model: q.Get("model"), Env: map[string]string{}}
 	switch v := q.Get("owner"); v {
 	case "", "false", "0":
 	case "true", "1":

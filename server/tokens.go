@@ -21,12 +21,16 @@ import (
 // TokenJSON is a token as the API and `warden token list --json` show it: everything but the
 // secret's hash.
 type TokenJSON struct {
-	ID      string     `json:"id"`
-	Name    string     `json:"name,omitempty"`
-	Access  string     `json:"access"`
-	Tenant  string     `json:"tenant,omitempty"`
-	Role    string     `json:"role,omitempty"`
-	Profile string     `json:"profile,omitempty"`
+	ID      string `json:"id"`
+	Name    string `json:"name,omitempty"`
+	Access  string `json:"access"`
+	Tenant  string `json:"tenant,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Profile string `json:"profile,omitempty"`
+	// Model and Harness are what an agent token binds its sessions to run on; absent, the
+	// client states them at initialize.
+	Model   string     `json:"model,omitempty"`
+	Harness string     `json:"harness,omitempty"`
 	Created time.Time  `json:"created"`
 	Revoked *time.Time `json:"revoked,omitempty"`
 	// Expires is when the token stops being good; absent, never.
@@ -38,7 +42,7 @@ type TokenJSON struct {
 // ToTokenJSON is a token as the API shows it.
 func ToTokenJSON(t *auth.Token) TokenJSON {
 	j := TokenJSON{ID: t.ID, Name: t.Name, Access: t.Role, Tenant: t.Tenant, Role: t.SessionRole, Profile: t.Profile,
-		Created: t.Created}
+		Model: t.Model, Harness: t.Harness, Created: t.Created}
 	if !t.Revoked.IsZero() {
 		r := t.Revoked
 		j.Revoked = &r
@@ -81,13 +85,15 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		Tenant  string `json:"tenant"`
 		Role    string `json:"role"`
 		Profile string `json:"profile"`
+		Model   string `json:"model"`
+		Harness string `json:"harness"`
 		Name    string `json:"name"`
 	}
 	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<16))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
 		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request",
-			`the body must be {"access": "agent" | "admin" | "operator" | "approver" | "viewer", "tenant", "role", "profile", "name"}: ` + err.Error()}, nil)
+			`the body must be {"access": "agent" | "admin" | "operator" | "approver" | "viewer", "tenant", "role", "profile", "model", "harness", "name"}: ` + err.Error()}, nil)
 		return
 	}
 	if body.Access == "" {
@@ -114,16 +120,16 @@ func (s *Server) createToken(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	t := &auth.Token{ID: auth.NewID(), Role: body.Access, Tenant: body.Tenant, SessionRole: body.Role, Profile: body.Profile,
-		Name: body.Name, Created: time.Now().UTC()}
+		Model: body.Model, Harness: body.Harness, Name: body.Name, Created: time.Now().UTC()}
 	switch {
-	case t.Role == auth.RoleAdmin && (t.Tenant != "" || t.SessionRole != "" || t.Profile != ""):
-		bad("an admin token is for every tenant: leave out tenant, role and profile")
+	case t.Role == auth.RoleAdmin && (t.Tenant != "" || t.SessionRole != "" || t.Profile != "" || t.Model != "" || t.Harness != ""):
+		bad("an admin token is for every tenant: leave out tenant, role, profile, model and harness")
 		return
 	case t.Role != auth.RoleAdmin && t.Tenant == "":
 		bad(auth.A(t.Role) + " token needs a tenant")
 		return
-	case t.Role != auth.RoleAgent && (t.SessionRole != "" || t.Profile != ""):
-		bad("role and profile are for agent tokens only")
+	case t.Role != auth.RoleAgent && (t.SessionRole != "" || t.Profile != "" || t.Model != "" || t.Harness != ""):
+		bad("role, profile, model and harness are for agent tokens only")
 		return
 	}
 	if s.o.ValidateToken != nil {

@@ -676,8 +676,9 @@ func BenchmarkOpenScout(b *testing.B) {
 		name string
 		spec surface.Spec
 	}{
-		{"person", surface.Spec{Role: "person", Tenant: "acme"}},
-		{"specialist", surface.Spec{Role: "specialist", Tenant: "acme", Profile: "seo_analyst"}},
+		{"person", surface.Spec{Role: "person", Tenant: "acme", Model: certifiedScoutModel}},
+		{"person_held_back_model", surface.Spec{Role: "person", Tenant: "acme", Model: "claude-haiku-5-5"}},
+		{"specialist", surface.Spec{Role: "specialist", Tenant: "acme", Profile: "seo_analyst", Model: certifiedScoutModel}},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			if _, err := surface.Open(env, tt.spec); err != nil {

@@ -68,6 +68,10 @@ func (s *Surface) explain(t *policy.Tool) Explanation {
 	if !s.registered.Has(t.Index) {
 		return Explanation{Filter: FilterRegistration, Reason: s.registrationReason(t)}
 	}
+	if s.ro != nil && !s.ro.Ceiling.Has(t.Index) {
+		return Explanation{Filter: FilterCeiling, Reason: fmt.Sprintf(
+			"the session runs the read-only route (%s), and it is not in the ceiling of role read_only (%s)", s.roWhy, selectorList(s.ro.CeilingSelectors))}
+	}
 	if s.parent != nil && !s.parent.tools.Has(t.Index) {
 		return Explanation{Filter: FilterCeiling, Reason: "the parent session does not hold it, and a child's surface is a subset of its parent's"}
 	}
@@ -194,6 +198,9 @@ func (s *Surface) serverReason(srv *policy.Server) string {
 			return fmt.Sprintf("the harness %s offers no built-in tools", s.harness.ID)
 		}
 	case policy.KindConnector:
+		if ro := s.ro; ro != nil && r.MayHandle(srv, s.grant()) && !ro.MayHandle(srv, nil) {
+			return fmt.Sprintf("the session runs the read-only route (%s), and role read_only is not handed credentials for %s, so it is never built", s.roWhy, srv.ID)
+		}
 		if !r.MayHandle(srv, s.grant()) {
 			switch r.Credentials {
 			case policy.CredentialsNone:

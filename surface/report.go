@@ -6,18 +6,22 @@ import "github.com/wardenhq/warden/policy"
 // {"role","tools","absent":[{"tool","filter","reason"}]} is a fixed interface; the other fields
 // are additions.
 type Report struct {
-	Role        string             `json:"role"`
-	Tools       []string           `json:"tools"`
-	Absent      []ReportTool       `json:"absent"`
-	Tenant      string             `json:"tenant"`
-	Profile     string             `json:"profile,omitempty"`
-	Harness     string             `json:"harness"`
-	Owner       bool               `json:"owner"`
-	Revision    string             `json:"revision"`
-	Gates       []ReportGate       `json:"gates"`
-	Credentials []ReportCredential `json:"credentials"`
-	Limits      *policy.Limits     `json:"limits,omitempty"`
-	Switches    []string           `json:"switchReports,omitempty"`
+	Role    string       `json:"role"`
+	Tools   []string     `json:"tools"`
+	Absent  []ReportTool `json:"absent"`
+	Tenant  string       `json:"tenant"`
+	Profile string       `json:"profile,omitempty"`
+	Harness string       `json:"harness"`
+	// Model is the model the session states; ReadOnlyRoute says why the session runs the
+	// read-only route, when it does.
+	Model         string             `json:"model,omitempty"`
+	ReadOnlyRoute string             `json:"readOnlyRoute,omitempty"`
+	Owner         bool               `json:"owner"`
+	Revision      string             `json:"revision"`
+	Gates         []ReportGate       `json:"gates"`
+	Credentials   []ReportCredential `json:"credentials"`
+	Limits        *policy.Limits     `json:"limits,omitempty"`
+	Switches      []string           `json:"switchReports,omitempty"`
 
 	// ApprovalChannel: a person can answer the session's cards. ApprovalByElicitation: the
 	// session's own MCP client is asked to answer them too, where it supports elicitation.
@@ -61,6 +65,10 @@ func NewReport(s *Surface, env *policy.Env) Report {
 	}
 	if pr := s.Profile(); pr != nil {
 		out.Profile = pr.ID
+	}
+	out.Model = s.Model()
+	if ro, why := s.ReadOnly(); ro {
+		out.ReadOnlyRoute = why
 	}
 	for _, e := range s.Absent() {
 		out.Absent = append(out.Absent, ReportTool{Tool: e.Tool, Filter: string(e.Filter), Reason: e.Reason})

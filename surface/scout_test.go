@@ -19,11 +19,19 @@ import (
 // The golden cases under testdata/scout were written by hand from the seed document (Scout's
 // tool permissions page), not from this code's output: each states what a session of the Scout
 // deployment must hold, and the test checks examples/scout/warden.yaml against them.
+//
+// Every session in the seed's tables runs a certified model, so a case runs one
+// (google/gemini-3.8-flash, which the seed names) unless it says model: ID, or model: none for
+// a session that states none.
+
+// certifiedScoutModel is the model a golden case runs on unless it names one.
+const certifiedScoutModel = "google/gemini-3.8-flash"
 
 type goldenCase struct {
 	spec     surface.Spec
 	env      map[string]string
 	refused  string
+	readOnly string // a word of why the session runs the read-only route; "" when it does not
 	explains map[string]surface.Filter
 	gates    map[string]string
 	tools    []string
@@ -37,6 +45,7 @@ func parseGolden(t *testing.T, path string) goldenCase {
 	}
 	defer f.Close()
 	gc := goldenCase{env: map[string]string{}, explains: map[string]surface.Filter{}, gates: map[string]string{}}
+	gc.spec.Model = certifiedScoutModel
 	inTools := false
 	sc := bufio.NewScanner(f)
 	for n := 1; sc.Scan(); n++ {
@@ -67,6 +76,13 @@ func parseGolden(t *testing.T, path string) goldenCase {
 			gc.spec.Profile = val
 		case "harness":
 			gc.spec.Harness = val
+		case "model":
+			gc.spec.Model = val
+			if val == "none" {
+				gc.spec.Model = ""
+			}
+		case "readonly":
+			gc.readOnly = val
 		case "owner":
 			gc.spec.Owner = val == "true"
 		case "env":
@@ -122,6 +138,9 @@ func TestScoutGolden(t *testing.T) {
 			}
 			if err != nil {
 				t.Fatalf("open: %v", err)
+			}
+			if ro, why := s.ReadOnly(); ro != (gc.readOnly != "" || gc.spec.Role == "read_only") || !strings.Contains(why, gc.readOnly) {
+				t.Errorf("read-only route: %v (%s); want %q", ro, why, gc.readOnly)
 			}
 			got, want := s.Tools(), slices.Clone(gc.tools)
 			slices.Sort(got)

@@ -32,6 +32,10 @@ type Spec struct {
 	Profile string
 	// Harness is the harness id; empty for "default". A child runs on its parent's.
 	Harness string
+	// Model is the model the session runs on ("" when none is stated). Where the policy lists
+	// models, one held back, unlisted or unstated puts a session outside the owner's tenant on
+	// the read-only route. A child runs on its parent's.
+	Model string
 	// Owner treats the tenant as the deployment owner's even when the policy does not mark it so
 	// (for what-if questions such as `warden surface --owner`). The policy's own owner mark
 	// always counts.
@@ -95,6 +99,11 @@ type Surface struct {
 	harness *policy.Harness
 	parent  *Surface
 	facts   policy.Facts
+	// ro is the read_only role when the session runs the read-only route though its role is
+	// another: its ceiling, credentials and invariants apply on top of the role's. roWhy says
+	// why the route is read-only ("" when it is not).
+	ro    *policy.Role
+	roWhy string
 
 	depth, remaining, attempt int
 	limits                    policy.Limits
@@ -130,7 +139,10 @@ func Open(env *policy.Env, spec Spec) (*Surface, error) {
 				spec.Profile = par.profile.ID
 			}
 		}
-		spec.Tenant, spec.Harness, spec.Owner = par.tenant.ID, par.harness.ID, par.facts.Owner
+		if spec.Model != "" && spec.Model != par.facts.Model {
+			return nil, refuse(spec.Role, "a child session runs on its parent's model %s, not %s", orNone(par.facts.Model), spec.Model)
+		}
+		spec.Tenant, spec.Harness, spec.Owner, spec.Model = par.tenant.ID, par.harness.ID, par.facts.Owner, par.facts.Model
 	}
 
 	var ok bool
@@ -159,6 +171,7 @@ func Open(env *policy.Env, spec Spec) (*Surface, error) {
 		Coworkers:       len(s.tenant.Coworkers) > 0,
 		Goals:           s.tenant.Goals,
 		Harness:         s.harness,
+		Model:           spec.Model,
 	}
 	if s.role.Grants && s.profile != nil {
 		s.facts.Skills = s.profile.Grant != nil && len(s.profile.Grant.Skills) > 0
@@ -181,6 +194,9 @@ func Open(env *policy.Env, spec Spec) (*Surface, error) {
 	if err := s.limitsAndDepth(spec); err != nil {
 		return nil, err
 	}
+	if err := s.route(); err != nil {
+		return nil, err
+	}
 
 	nt := p.NumTools()
 	words := (nt + 63) / 64
@@ -199,6 +215,38 @@ func Open(env *policy.Env, spec Spec) (*Surface, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// route decides whether the session runs the read-only route: its model or its harness is not
+// certified (policy.ReadOnlyRoute), or its parent's route is read-only. Such a session is
+// assembled as the read_only role is, never fenced wide: only connectors that role is handed
+// credentials for are built (none, as shipped), and its tools are those of the session's own
+// role that the read_only role's ceiling also holds.
+func (s *Surface) route() error {
+	if par := s.parent; par != nil && par.roWhy != "" {
+		s.roWhy = "its parent session runs the read-only route: " + par.roWhy
+	} else {
+		s.roWhy = s.pol.ReadOnlyRoute(s.harness, s.facts.Model, s.facts.Owner)
+	}
+	if s.roWhy == "" || s.role.ID == policy.RoleReadOnly {
+		return nil
+	}
+	ro, ok := s.pol.Role(policy.RoleReadOnly)
+	if !ok {
+		return refuse(s.role.ID, "the session runs the read-only route (%s), and the policy has no role read_only", s.roWhy)
+	}
+	if !ro.When.Eval(&s.facts) {
+		return refuse(s.role.ID, "the session runs the read-only route (%s), and role read_only exists only when %s: %s", s.roWhy, ro.When, ro.When.Why(&s.facts))
+	}
+	s.ro = ro
+	return nil
+}
+
+func orNone(model string) string {
+	if model == "" {
+		return "(none stated)"
+	}
+	return model
 }
 
 func (s *Surface) pickProfile(id string) error {
@@ -284,7 +332,7 @@ func (s *Surface) serverLive(srv *policy.Server) bool {
 			return false
 		}
 	case policy.KindConnector:
-		if !s.role.MayHandle(srv, s.grant()) {
+		if !s.role.MayHandle(srv, s.grant()) || s.ro != nil && !s.ro.MayHandle(srv, nil) {
 			return false
 		}
 		if !srv.When.Eval(&s.facts) {
@@ -333,6 +381,9 @@ func (s *Surface) narrow() {
 		}
 	}
 	t.And(s.registered)
+	if s.ro != nil {
+		t.And(s.ro.Ceiling)
+	}
 	if s.parent != nil {
 		t.And(s.parent.tools)
 	}
@@ -395,6 +446,11 @@ func (s *Surface) checkInvariants() error {
 		bad.And(inv.Forbidden)
 		return refuse(r.ID, "role %s must never hold %s (its invariants forbid them)", r.ID, s.names(bad, 5))
 	}
+	if ro := s.ro; ro != nil && s.tools.Intersects(ro.Invariants.Forbidden) {
+		bad := s.tools.Clone()
+		bad.And(ro.Invariants.Forbidden)
+		return refuse(r.ID, "the session runs the read-only route, and role read_only must never hold %s", s.names(bad, 5))
+	}
 	if s.parent != nil && !s.tools.SubsetOf(s.parent.tools) {
 		// Unreachable by construction (the parent's surface is intersected in); kept so that a
 		// future change to narrow() cannot widen a child silently.
@@ -453,6 +509,21 @@ func (s *Surface) ApprovalChannel() bool { return s.facts.ApprovalChannel }
 // itself. Whether the client can be asked at all is the gateway's to see.
 func (s *Surface) ApprovalByElicitation() bool {
 	return s.facts.ApprovalChannel && s.role.ApprovalByElicitation && s.parent == nil
+}
+
+// Model is the model the session runs on; "" when it stated none.
+func (s *Surface) Model() string { return s.facts.Model }
+
+// ReadOnly reports whether the session runs the read-only route, and why: its model or its
+// harness is not certified (see policy.ReadOnlyRoute), or it is of role read_only itself.
+func (s *Surface) ReadOnly() (bool, string) {
+	switch {
+	case s.roWhy != "":
+		return true, s.roWhy
+	case s.role.ID == policy.RoleReadOnly:
+		return true, "the session's role is read_only"
+	}
+	return false, ""
 }
 
 // Owner reports whether the session's tenant counts as the deployment owner's.

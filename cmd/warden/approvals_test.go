@@ -230,7 +230,7 @@ func answerWakesWaitingCall(t *testing.T, db appStore, storeArgs ...string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sf, err := surface.Open(p.Env(policy.MapLookup(nil)), surface.Spec{Role: "person", Tenant: "acme"})
+	sf, err := surface.Open(p.Env(policy.MapLookup(nil)), surface.Spec{Role: "person", Tenant: "acme", Model: "google/gemini-3.8-flash"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -90,9 +90,13 @@ type surfaceJSONOut struct {
 	ApprovalByElicitation *bool `json:"approvalByElicitation"`
 }
 
+// scoutModel is a model Scout certifies: without one, a session in a customer's tenant runs
+// the read-only route.
+const scoutModel = "google/gemini-3.8-flash"
+
 func surfaceJSONFor(t *testing.T, args ...string) surfaceJSONOut {
 	t.Helper()
-	out, errOut, code := run(t, append([]string{"surface", "-c", scout, "--json"}, args...)...)
+	out, errOut, code := run(t, append([]string{"surface", "-c", scout, "--json", "--model", scoutModel}, args...)...)
 	if code != 0 {
 		t.Fatalf("surface %v: status %d: %s", args, code, errOut)
 	}
@@ -178,11 +182,11 @@ func TestSurfaceRefusedAndBadFlags(t *testing.T) {
 }
 
 func TestSurfaceTableAndExplain(t *testing.T) {
-	out, _, code := run(t, "surface", "-c", scout, "--tenant", "acme", "--role", "coworker", "--profile", "generalist")
+	out, _, code := run(t, "surface", "-c", scout, "--tenant", "acme", "--role", "coworker", "--profile", "generalist", "--model", scoutModel)
 	if code != 0 || !strings.Contains(out, "TOOLS GIVEN (19)") || !strings.Contains(out, "mcp__project__project_delete") {
 		t.Errorf("table: status %d\n%s", code, out)
 	}
-	out, _, code = run(t, "surface", "-c", scout, "--tenant", "acme", "--role", "coworker", "--profile", "generalist",
+	out, _, code = run(t, "surface", "-c", scout, "--tenant", "acme", "--role", "coworker", "--profile", "generalist", "--model", scoutModel,
 		"--explain", "mcp__project__project_delete", "--explain", "Read")
 	if code != 0 || !strings.Contains(out, "mcp__project__project_delete: absent (ceiling)") || !strings.Contains(out, "Read: given") {
 		t.Errorf("explain: status %d\n%s", code, out)

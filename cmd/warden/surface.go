@@ -52,6 +52,7 @@ the policy's rules for the tenant, and the tenant's stored document when a store
 	f.StringVar(&o.spec.Profile, "profile", "", "profile id (default: the role's default profile)")
 	f.StringVar(&o.spec.Tenant, "tenant", "", "tenant id (default: the policy's only tenant, or the one named default)")
 	f.StringVar(&o.spec.Harness, "harness", "", "harness id (default: default)")
+	f.StringVar(&o.spec.Model, "model", "", "the model the session runs on (where the policy lists models, one it does not certify puts a session outside the owner's tenant on the read-only route)")
 	f.BoolVar(&o.spec.Owner, "owner", false, "treat the tenant as the deployment owner's (it may use the host environment's credentials)")
 	f.BoolVar(&o.json, "json", false, "print JSON")
 	f.StringArrayVar(&o.explain, "explain", nil, "explain one tool (repeatable); prints only the explanations")
@@ -200,10 +201,17 @@ func printSurface(out io.Writer, s *surface.Surface, env *policy.Env) {
 	if pr := s.Profile(); pr != nil {
 		head += " · profile " + pr.ID
 	}
+	if m := s.Model(); m != "" {
+		head += " · model " + m
+	}
 	if s.Owner() {
 		head += " · owner"
 	}
-	fmt.Fprintf(out, "%s\npolicy %s · revision %s\n\n", head, p.File, p.Revision)
+	fmt.Fprintf(out, "%s\npolicy %s · revision %s\n", head, p.File, p.Revision)
+	if ro, why := s.ReadOnly(); ro {
+		fmt.Fprintf(out, "read-only route: %s\n", why)
+	}
+	fmt.Fprintln(out)
 
 	tools := s.Tools()
 	fmt.Fprintf(out, "TOOLS GIVEN (%d)\n", len(tools))

@@ -21,6 +21,8 @@ type tokenOptions struct {
 	tenant  string
 	role    string
 	profile string
+	model   string
+	harness string
 	access  string
 	name    string
 }
@@ -29,10 +31,12 @@ func newTokenCmd(root *rootOptions) *cobra.Command {
 	cmd := &cobra.Command{Use: "token", Short: "Manage bearer tokens"}
 	o := &tokenOptions{}
 	create := &cobra.Command{
-		Use:   "create --tenant T --role R [--profile P] [--db FILE | --postgres URL]",
+		Use:   "create --tenant T --role R [--profile P] [--model M] [--harness H] [--db FILE | --postgres URL]",
 		Short: "Create a token and print it (on the last line); only its hash is kept",
 		Long: `Create a bearer token. By default it is an agent's session token: it binds a tenant, the role
-the MCP session runs as and, for roles that run one, a profile, all checked against the policy.
+the MCP session runs as and, for roles that run one, a profile, all checked against the policy;
+--model and --harness bind the model and the harness its sessions run on, which a client
+cannot then state otherwise at initialize.
 With --access admin|operator|approver|viewer it is a token for the REST API instead (tenant
 scoped, except admin). The secret is printed once, on the last line.`,
 		Args: cobra.NoArgs,
@@ -48,6 +52,8 @@ scoped, except admin). The secret is printed once, on the last line.`,
 	f.StringVar(&o.tenant, "tenant", "", "the tenant the token is for")
 	f.StringVar(&o.role, "role", "", "the role an agent session runs as")
 	f.StringVar(&o.profile, "profile", "", "the profile an agent session runs (default: the role's default profile)")
+	f.StringVar(&o.model, "model", "", "bind the model the agent's sessions run on: a client that states another at initialize is refused (where the policy lists models, one it holds back puts the session outside the owner's tenant on the read-only route)")
+	f.StringVar(&o.harness, "harness", "", "bind the harness the agent's sessions run on (its caps and certification apply): a client that states another at initialize is refused")
 	f.StringVar(&o.access, "access", auth.RoleAgent, "what the token may do: agent (an MCP session), admin, operator, approver or viewer")
 	f.StringVar(&o.name, "name", "", "a name for people (who approved a card is recorded by it)")
 	o.store.registerCreate(create)
@@ -144,7 +150,7 @@ func tokenValidator(current func() *policy.Policy) auth.Validator {
 		case auth.RoleAdmin:
 			return nil
 		case auth.RoleAgent:
-			return (&tokenOptions{tenant: t.Tenant, role: t.SessionRole, profile: t.Profile}).checkSession(p)
+			return (&tokenOptions{tenant: t.Tenant, role: t.SessionRole, profile: t.Profile, model: t.Model, harness: t.Harness}).checkSession(p)
 		}
 		if _, ok := p.Tenant(t.Tenant); !ok {
 			return fmt.Errorf("tenant %q: the policy has no such tenant", t.Tenant)
@@ -160,15 +166,18 @@ func (o *tokenOptions) create(cmd *cobra.Command, p *policy.Policy) error {
 	t := &auth.Token{ID: newTokenID(), Role: o.access, Name: o.name, Created: time.Now().UTC()}
 	switch o.access {
 	case auth.RoleAdmin:
-		if o.tenant != "" || o.role != "" || o.profile != "" {
-			return fmt.Errorf("an admin token is for every tenant: leave out --tenant, --role and --profile")
+		if o.tenant != "" || o.role != "" || o.profile != "" || o.model != "" || o.harness != "" {
+			return fmt.Errorf("an admin token is for every tenant: leave out --tenant, --role, --profile, --model and --harness")
 		}
 	case auth.RoleAgent:
 		if err := o.checkSession(p); err != nil {
 			return err
 		}
-		t.Tenant, t.SessionRole, t.Profile = o.tenant, o.role, o.profile
+		t.Tenant, t.SessionRole, t.Profile, t.Model, t.Harness = o.tenant, o.role, o.profile, o.model, o.harness
 	default:
+		if o.role != "" || o.profile != "" || o.model != "" || o.harness != "" {
+			return fmt.Errorf("--role, --profile, --model and --harness are for agent tokens only")
+		}
 		if _, ok := p.Tenant(o.tenant); !ok {
 			return fmt.Errorf("--tenant %q: the policy has no such tenant", o.tenant)
 		}
@@ -198,12 +207,19 @@ func (o *tokenOptions) create(cmd *cobra.Command, p *policy.Policy) error {
 	if t.Profile != "" {
 		fmt.Fprintf(w, ", profile %s", t.Profile)
 	}
+	if t.Model != "" {
+		fmt.Fprintf(w, ", model %s", t.Model)
+	}
+	if t.Harness != "" {
+		fmt.Fprintf(w, ", harness %s", t.Harness)
+	}
 	fmt.Fprintln(w, "; it is shown only now:")
 	fmt.Fprintln(w, secret)
 	return nil
 }
 
-// checkSession checks that the tenant, role and profile an agent token binds exist and fit.
+// checkSession checks that the tenant, role, profile, model and harness an agent token binds
+// exist and fit.
 func (o *tokenOptions) checkSession(p *policy.Policy) error {
 	if _, ok := p.Tenant(o.tenant); !ok {
 		return fmt.Errorf("--tenant %q: the policy has no such tenant", o.tenant)
@@ -211,6 +227,18 @@ func (o *tokenOptions) checkSession(p *policy.Policy) error {
 	r, ok := p.Role(o.role)
 	if !ok {
 		return fmt.Errorf("--role %q: the policy has no such role", o.role)
+	}
+	if err := checkModel(p, o.model); err != nil {
+		return err
+	}
+	if o.harness != "" {
+		h, ok := p.Harness(o.harness)
+		switch {
+		case !ok:
+			return fmt.Errorf("--harness %q: the policy has no such harness (it has %s)", o.harness, strings.Join(harnessIDs(p), ", "))
+		case !h.Allows(r.ID):
+			return fmt.Errorf("--harness %s: role %s may not run on it (it runs %s)", h.ID, r.ID, strings.Join(h.Roles, ", "))
+		}
 	}
 	if o.profile == "" {
 		if r.Profile == policy.ProfileRequired && r.DefaultProfile == nil {
@@ -226,6 +254,29 @@ func (o *tokenOptions) checkSession(p *policy.Policy) error {
 		return fmt.Errorf("profile %s runs as role %s, not %s", pr.ID, pr.Role.ID, r.ID)
 	}
 	return nil
+}
+
+// checkModel checks the model a token binds: well formed and, where the policy lists models,
+// one of them (a model the policy does not list is a typo more often than not).
+func checkModel(p *policy.Policy, model string) error {
+	if model == "" {
+		return nil
+	}
+	if err := policy.CheckModelID(model); err != nil {
+		return fmt.Errorf("--model: %w", err)
+	}
+	if _, ok := p.Model(model); p.DeclaresModels() && !ok {
+		return fmt.Errorf("--model %q: the policy does not list it (its models are %s)", model, strings.Join(p.ModelIDs(), ", "))
+	}
+	return nil
+}
+
+func harnessIDs(p *policy.Policy) []string {
+	var out []string
+	for h := range p.Harnesses() {
+		out = append(out, h.ID)
+	}
+	return out
 }
 
 func newTokenID() string { return auth.NewID() }

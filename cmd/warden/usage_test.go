@@ -56,7 +56,8 @@ func newUsageRigFor(t *testing.T, p *policy.Policy, db appStore, dir string) *us
 	}
 	t.Cleanup(st.close)
 	srv := server.New(server.Options{Store: revokeThrough{appStore: db, gw: st.gateway}, Broker: st.broker,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Boundaries: st.gateway, Runs: st.gateway})
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Boundaries: st.gateway, Runs: st.gateway,
+		ValidateToken: tokenValidator(func() *policy.Policy { return p })})
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
 	mux.Handle("/", srv)

@@ -244,12 +244,12 @@ func (c *Console) surface(w http.ResponseWriter, r *http.Request, s *session) {
 	p := newPage(s, r, "Surface explorer", "surface")
 	q := r.URL.Query()
 	form := map[string]string{"Role": q.Get("role"), "Profile": q.Get("profile"), "Harness": q.Get("harness"),
-		"Owner": q.Get("owner"), "Env": q.Get("env")}
+		"Model": q.Get("model"), "Owner": q.Get("owner"), "Env": q.Get("env")}
 	data := map[string]any{"Form": form}
 	p.Data = data
 	if q.Get("role") != "" {
 		v := url.Values{"tenant": {p.Tenant}, "role": {q.Get("role")}}
-		for _, k := range []string{"profile", "harness"} {
+		for _, k := range []string{"profile", "harness", "model"} {
 			if q.Get(k) != "" {
 				v.Set(k, q.Get(k))
 			}
@@ -265,6 +265,7 @@ func (c *Console) surface(w http.ResponseWriter, r *http.Request, s *session) {
 		res := c.call(r.Context(), s.secret, "GET", "/api/v1/surface?"+v.Encode(), nil)
 		var rep struct {
 			Role, Tenant, Profile, Harness, Revision string
+			Model, ReadOnlyRoute                     string
 			Tools                                    []string
 			Given, Absent                            []struct{ Tool, Filter, Reason string }
 			Gates                                    []struct{ Tool, Decision, Code, Reason string }

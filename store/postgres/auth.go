@@ -11,7 +11,7 @@ import (
 	"github.com/wardenhq/warden/auth"
 )
 
-const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, created_ns, revoked, revoked_ns, expires, expires_ns`
+const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, created_ns, revoked, revoked_ns, expires, expires_ns, model, harness`
 
 func scanToken(row pgx.Row) (*auth.Token, error) {
 	var (
@@ -20,7 +20,7 @@ func scanToken(row pgx.Row) (*auth.Token, error) {
 		revoked, expires *time.Time
 		cns, rns, ens    int16
 	)
-	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &cns, &revoked, &rns, &expires, &ens); err != nil {
+	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &cns, &revoked, &rns, &expires, &ens, &t.Model, &t.Harness); err != nil {
 		return nil, err
 	}
 	t.Created, t.Revoked, t.Expires = fromTS(&created, cns), fromTS(revoked, rns), fromTS(expires, ens)
@@ -40,8 +40,8 @@ func (db *DB) CreateToken(ctx context.Context, t *auth.Token) error {
 	revoked, rns := tsNull(t.Revoked)
 	expires, ens := tsNull(t.Expires)
 	_, err := db.pool.Exec(ctx, `INSERT INTO tokens (`+tokenColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-		t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile, t.Name, created, cns, revoked, rns, expires, ens)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile, t.Name, created, cns, revoked, rns, expires, ens, t.Model, t.Harness)
 	return db.wrap("create token", err)
 }
 

@@ -120,8 +120,8 @@ func (s *writeStmts) list() []stmtSQL {
 			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 
-		{&s.createToken, `INSERT INTO tokens (id, hash, role, tenant, session_role, profile, name, created, revoked, expires)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.createToken, `INSERT INTO tokens (` + tokenColumns + `)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.revokeToken, `UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL`},
 	}
 }

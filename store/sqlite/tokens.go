@@ -10,14 +10,14 @@ import (
 	"github.com/wardenhq/warden/auth"
 )
 
-const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, revoked, expires`
+const tokenColumns = `id, hash, role, tenant, session_role, profile, name, created, revoked, expires, model, harness`
 
 func scanToken(row scanner) (*auth.Token, error) {
 	var (
 		t                         auth.Token
 		created, revoked, expires sql.NullString
 	)
-	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &revoked, &expires); err != nil {
+	if err := row.Scan(&t.ID, &t.Hash, &t.Role, &t.Tenant, &t.SessionRole, &t.Profile, &t.Name, &created, &revoked, &expires, &t.Model, &t.Harness); err != nil {
 		return nil, err
 	}
 	var err error
@@ -44,7 +44,7 @@ func (db *DB) CreateToken(ctx context.Context, t *auth.Token) error {
 	}
 	err := db.write(ctx, func(*sql.Conn) error {
 		_, err := db.ws.createToken.ExecContext(ctx, t.ID, t.Hash, t.Role, t.Tenant, t.SessionRole, t.Profile,
-			t.Name, dbTime(t.Created), dbTime(t.Revoked), dbTime(t.Expires))
+			t.Name, dbTime(t.Created), dbTime(t.Revoked), dbTime(t.Expires), t.Model, t.Harness)
 		return err
 	})
 	if err != nil {

@@ -19,6 +19,9 @@ func testTokens(t *testing.T, o Opener) {
 		{ID: "tok-approver", Hash: auth.Hash("wdn_approver"), Role: auth.RoleApprover, Tenant: "t1", Name: "alice", Created: at(time.Second)},
 		{ID: "tok-agent", Hash: auth.Hash("wdn_agent"), Role: auth.RoleAgent, Tenant: "t1", SessionRole: "coworker",
 			Profile: "seo-specialist", Name: "coworker 7", Created: at(2 * time.Second)},
+		// binds the model and the harness its sessions run on
+		{ID: "tok-route", Hash: auth.Hash("wdn_route"), Role: auth.RoleAgent, Tenant: "t1", SessionRole: "person",
+			Model: "google/gemini-3.8-flash", Harness: "loop", Name: "loop chat", Created: at(2500 * time.Millisecond)},
 		// expires in a year from now: good, and its expiry round-trips to the microsecond
 		{ID: "tok-banner", Hash: auth.Hash("wdn_banner"), Role: auth.RoleAgent, Tenant: "default", SessionRole: "person",
 			Name: "banner", Created: at(3 * time.Second), Expires: time.Now().Add(365 * 24 * time.Hour).UTC().Truncate(time.Microsecond)},
