@@ -313,3 +313,28 @@ func TestReviewAPIForAgents(t *testing.T) {
 		}
 	})
 }
+
+// BenchmarkReviewAPIAllow is one allowed read judged for an agent's runtime over HTTP, as a
+// hook with --server makes it: the request, the review, the decision made durable in the
+// audit trail (SQLite), and the answer.
+func BenchmarkReviewAPIAllow(b *testing.B) {
+	s := serveForTest(b)
+	project := b.TempDir()
+	body, _ := json.Marshal(map[string]any{"tool": "files_read", "input": map[string]any{"path": "notes.txt"},
+		"workspace": project, "harness": "claude-code", "session": "bench"})
+	client := &http.Client{}
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", s.url+"/api/v1/review", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.agent)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
+}
