@@ -261,6 +261,9 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, tok *auth.T
 		}
 	}
 	switch {
+	case len(q.Tool) > 256:
+		bad("tool: want a tool's name, at most 256 characters")
+		return
 	case !validHarness(q.Harness):
 		bad(fmt.Sprintf("harness %q: want a name of letters, digits, '.', '_' and '-', at most 64 long (such as claude-code)", q.Harness))
 		return
