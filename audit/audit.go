@@ -108,6 +108,8 @@ type Event struct {
 // exclusive; AfterID pages forward; Limit keeps the first events in ID order.
 type Filter struct {
 	Tenant, Session, Tool, Decision, Kind, CallID string
+	// Harness selects the decisions judged for one agent runtime (Event.Harness).
+	Harness string
 	Since, Until                                  time.Time
 	AfterID                                       int64
 	Limit                                         int

@@ -537,7 +537,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request) (int, bool) {
 func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := audit.Filter{Tenant: tenantOf(caller(r)), Session: q.Get("session"), Tool: q.Get("tool"),
-		Decision: q.Get("decision"), Kind: q.Get("kind"), CallID: q.Get("call")}
+		Decision: q.Get("decision"), Kind: q.Get("kind"), CallID: q.Get("call"), Harness: q.Get("harness")}
 	// An unknown kind or decision would match nothing and read as "no such events".
 	if err := f.Check(); err != nil {
 		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", err.Error()}, nil)

@@ -167,6 +167,22 @@ func TestReviewAPIForAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("the audit trail by harness", func(t *testing.T) {
+		code, out := apiDo(t, "GET", s.url+"/api/v1/audit?harness=claude-code", s.admin, "")
+		var body struct{ Events []*audit.Event }
+		if code != http.StatusOK || json.Unmarshal(out, &body) != nil || len(body.Events) == 0 {
+			t.Fatalf("audit?harness=claude-code: %d %s", code, out)
+		}
+		for _, e := range body.Events {
+			if e.Harness != "claude-code" {
+				t.Errorf("audit?harness=claude-code gave %+v", e)
+			}
+		}
+		if code, out := apiDo(t, "GET", s.url+"/api/v1/audit?harness=nobody", s.admin, ""); code != http.StatusOK || !bytes.Contains(out, []byte(`"events": []`)) {
+			t.Errorf("audit?harness=nobody: %d %s", code, out)
+		}
+	})
+
 	t.Run("denied by a hard block", func(t *testing.T) {
 		a := s.reviewAs(t, s.agent, call("files_read", map[string]any{"path": ".env"}, nil))
 		if a.Decision != "deny" || !slices.Contains(a.Rules, "dotenv") || a.Card != nil {
