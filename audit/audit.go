@@ -109,10 +109,10 @@ type Event struct {
 type Filter struct {
 	Tenant, Session, Tool, Decision, Kind, CallID string
 	// Harness selects the decisions judged for one agent runtime (Event.Harness).
-	Harness string
-	Since, Until                                  time.Time
-	AfterID                                       int64
-	Limit                                         int
+	Harness      string
+	Since, Until time.Time
+	AfterID      int64
+	Limit        int
 }
 
 // FilterError is a filter value that no event can have: it would select nothing, and read as
