@@ -4,7 +4,9 @@
 // allowlists, through manage.Service), each tenant's stored hard blocks (ETag and If-Match on
 // every write) and the usage of runs
 // (turns and model dollars a harness reports, held to the run's limits), the explorer (a
-// session's surface, a call reviewed without running) and a live stream of approval cards.
+// session's surface, a call reviewed without running), the review of calls an agent's own
+// runtime runs (recorded, with a card to wait for when one asks) and a live stream of
+// approval cards.
 // Every other path goes to the web console, when there is one. Every /api request
 // needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
 // tenant; another tenant's object is 404, so nothing leaks that it exists. The API describes
