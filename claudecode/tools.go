@@ -22,6 +22,9 @@ type Declared func(name string) (kind string, ok bool)
 type UnknownToolError struct{ Tool string }
 
 func (e *UnknownToolError) Error() string {
+	if server, ok := IsMCP(e.Tool); ok {
+		return fmt.Sprintf("Warden cannot review %s: the policy declares no tool of that name for the MCP server %s", e.Tool, server)
+	}
 	return fmt.Sprintf("Warden cannot review Claude Code's tool %s: it does not know what it touches, and the policy declares no built-in of that name", e.Tool)
 }
 
