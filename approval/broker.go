@@ -71,6 +71,18 @@ func NewBroker(o Options) *Broker {
 // Decide asks a person about a call and waits for the answer, the deadline, or ctx. A saved
 // allow for this tenant and exactly this call (tool and digest) allows it without a card.
 func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
+	return b.decide(ctx, req, b.timeout)
+}
+
+// DecideWithin is Decide for a caller that waits at most d: the card's deadline is d from now
+// when that comes before the broker's own timeout, and d <= 0 expires the card at once. The
+// card is recorded either way, and never outlives the wait (a client of POST /api/v1/review
+// that asks for a card it will not wait for).
+func (b *Broker) DecideWithin(ctx context.Context, req Request, d time.Duration) (Outcome, error) {
+	return b.decide(ctx, req, min(d, b.timeout))
+}
+
+func (b *Broker) decide(ctx context.Context, req Request, timeout time.Duration) (Outcome, error) {
 	if !req.Channel {
 		return Outcome{Code: verdict.NoApprovalChannel}, nil
 	}
@@ -84,13 +96,13 @@ func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
 	c := &Card{
 		ID: newID(), Tenant: req.Tenant, Session: req.Session, Principal: req.Principal,
 		Tool: req.Tool, Digest: req.Digest, PolicyRevision: req.PolicyRevision,
-		Args: req.Args, Reason: req.Reason, State: Pending, Instance: b.inst, Created: now, Deadline: now.Add(b.timeout),
+		Args: req.Args, Reason: req.Reason, State: Pending, Instance: b.inst, Created: now, Deadline: now.Add(max(timeout, 0)),
 	}
 	if err := b.store.CreateCard(ctx, c); err != nil {
 		return Outcome{}, fmt.Errorf("create card: %w", err)
 	}
 	b.notify(c)
-	if b.timeout <= 0 {
+	if timeout <= 0 {
 		return b.expire(ctx, c, verdict.ApprovalTimeout, ChannelDeadline)
 	}
 	// Watch before waiting, then look again: an answer that lands in between is not missed.
@@ -107,7 +119,7 @@ func (b *Broker) Decide(ctx context.Context, req Request) (Outcome, error) {
 		}
 		return Outcome{}, fmt.Errorf("watch card: %w", err)
 	}
-	timer, stopTimer := b.clock.After(b.timeout)
+	timer, stopTimer := b.clock.After(timeout)
 	defer stopTimer()
 	select {
 	case <-changed:

@@ -151,3 +151,47 @@ func TestCallGoneBeforeItsCardIsWatched(t *testing.T) {
 		t.Fatalf("the card: %+v %v; want it expired through canceled", cards, err)
 	}
 }
+
+// A caller that waits less than the broker's timeout gets a card that lives only as long as
+// it waits: a deadline d from now, expiry at once for d <= 0, and never past the timeout.
+func TestDecideWithin(t *testing.T) {
+	start := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name         string
+		give         time.Duration
+		wantDeadline time.Duration
+	}{
+		{"shorter than the timeout", 10 * time.Second, 10 * time.Second},
+		{"longer than the timeout", time.Hour, time.Minute},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, db, c := newBroker(t, time.Minute)
+			done := make(chan approval.Outcome)
+			go func() {
+				out, _ := b.DecideWithin(context.Background(), req, tt.give)
+				done <- out
+			}()
+			for c.Waiters() == 0 {
+				time.Sleep(time.Millisecond)
+			}
+			cards, _ := db.Cards(context.Background(), approval.CardFilter{State: approval.Pending})
+			if len(cards) != 1 || !cards[0].Deadline.Equal(start.Add(tt.wantDeadline)) {
+				t.Fatalf("pending cards %+v; want one with its deadline %s from now", cards, tt.wantDeadline)
+			}
+			c.Advance(tt.wantDeadline)
+			out := <-done
+			if out.Code != verdict.ApprovalTimeout || out.Card == nil || out.Card.State != approval.Expired || out.Card.Channel != approval.ChannelDeadline {
+				t.Fatalf("%+v; want the card expired at its deadline", out)
+			}
+		})
+	}
+	t.Run("no wait", func(t *testing.T) {
+		b, _, _ := newBroker(t, time.Minute)
+		out, err := b.DecideWithin(context.Background(), req, 0)
+		if err != nil || out.Code != verdict.ApprovalTimeout || out.Card == nil || out.Card.State != approval.Expired ||
+			out.Card.Channel != approval.ChannelDeadline || !out.Card.Deadline.Equal(out.Card.Created) {
+			t.Fatalf("%+v %v; want a card expired at once", out, err)
+		}
+	})
+}

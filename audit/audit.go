@@ -93,6 +93,10 @@ type Event struct {
 	// canceled).
 	// Empty for a standing approval, and on events recorded before Warden recorded it.
 	Channel string `json:"channel,omitempty"`
+	// Harness names the agent's own runtime (claude-code, ...) for a call it runs itself,
+	// which Warden only judged (POST /api/v1/review with an agent token); Session is then the
+	// harness's own session id. Empty for the calls Warden runs.
+	Harness string `json:"harness,omitempty"`
 	Spend   *Spend `json:"spend,omitempty"`
 	// Outcome is ok or error (outcomes).
 	Outcome        string `json:"outcome,omitempty"`

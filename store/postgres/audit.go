@@ -84,13 +84,13 @@ func (db *DB) insertEvent(ctx context.Context, q rowQuerier, e *audit.Event) (in
 	var id int64
 	err = q.QueryRow(ctx, `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($1))
 		INSERT INTO audit_events (id, time, time_ns, kind, call_id, tenant, session, principal, role,
-			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel)
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
 		SELECT nextval('audit_events_id_seq'), $2, $3, $4, $5, $6, $7, $8, $9,
-			$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22 FROM held
+			$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23 FROM held
 		RETURNING id`,
 		db.auditKey, t, tns, e.Kind, e.CallID, e.Tenant, e.Session, e.Principal, e.Role,
 		e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver, spend, e.Outcome, e.Error,
-		e.PolicyRevision, e.Channel).Scan(&id)
+		e.PolicyRevision, e.Channel, e.Harness).Scan(&id)
 	return id, err
 }
 
@@ -146,7 +146,7 @@ func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error)
 	cmpTime(">=", f.Since)
 	cmpTime("<", f.Until)
 	q := `SELECT id, time, time_ns, kind, call_id, tenant, session, principal, role, profile, run, tool, digest,
-		decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel
+		decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness
 		FROM audit_events WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id`
 	if f.Limit > 0 {
 		args = append(args, f.Limit)
@@ -167,7 +167,7 @@ func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error)
 		)
 		err := rows.Scan(&e.ID, &t, &tns, &e.Kind, &e.CallID, &e.Tenant, &e.Session, &e.Principal, &e.Role,
 			&e.Profile, &e.Run, &e.Tool, &e.Digest, &e.Decision, &blockers, &rules, &e.Approver, &spend,
-			&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel)
+			&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness)
 		if err != nil {
 			return nil, db.wrap("query audit events", err)
 		}

@@ -12,7 +12,7 @@ import (
 )
 
 const eventColumns = `id, time, kind, call_id, tenant, session, principal, role, profile, run, tool, digest,
-	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel`
+	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness`
 
 // jsonColumn is v as JSON text, or NULL when empty.
 func jsonColumn(v any, empty bool) (any, error) {
@@ -83,7 +83,7 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 		for i, e := range events {
 			res, err := db.ws.appendEvent.ExecContext(ctx, rows[i].time, e.Kind, e.CallID, e.Tenant, e.Session,
 				e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, rows[i].blockers, rows[i].rules,
-				e.Approver, rows[i].spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel)
+				e.Approver, rows[i].spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
 			if err != nil {
 				return err
 			}
@@ -164,7 +164,7 @@ func scanEvent(row scanner) (*audit.Event, error) {
 	)
 	if err := row.Scan(&e.ID, &when, &e.Kind, &e.CallID, &e.Tenant, &e.Session, &e.Principal, &e.Role,
 		&e.Profile, &e.Run, &e.Tool, &e.Digest, &e.Decision, &blockers, &rules, &e.Approver, &spend,
-		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel); err != nil {
+		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness); err != nil {
 		return nil, err
 	}
 	var err error
@@ -211,7 +211,7 @@ func (db *DB) appendOne(ctx context.Context, e *audit.Event) error {
 	err = db.write(ctx, func(*sql.Conn) error {
 		res, err := db.ws.appendEvent.ExecContext(ctx, formatTime(e.Time), e.Kind, e.CallID, e.Tenant, e.Session,
 			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver,
-			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel)
+			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
 		if err != nil {
 			return err
 		}

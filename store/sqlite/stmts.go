@@ -117,8 +117,8 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.forgetDead, `DELETE FROM instances WHERE id NOT IN (` + liveInstances + `) RETURNING id`},
 
 		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
-			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 
 		{&s.createToken, `INSERT INTO tokens (id, hash, role, tenant, session_role, profile, name, created, revoked, expires)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},

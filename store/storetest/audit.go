@@ -38,6 +38,7 @@ func fullEvent() *audit.Event {
 		Outcome:        "error",
 		Error:          "upstream said \"429\"\nretry later",
 		PolicyRevision: "rev-42",
+		Harness:        "claude-code",
 	}
 }
 
