@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -272,21 +271,12 @@ func blockerLine(code verdict.Code, rule, detail string) string {
 // event is the audit event of the hook call, with what every event of it says.
 func (l *localHook) event(ev *claudecode.Event, kind string) *audit.Event {
 	e := &audit.Event{Kind: kind, CallID: ev.ToolUseID, Tenant: l.sf.Tenant().ID, Session: ev.SessionID,
-		Principal: hookPrincipal(), Role: l.sf.Role().ID, Tool: ev.ToolName,
+		Harness: harnessClaudeCode, Principal: whoAmI(), Role: l.sf.Role().ID, Tool: ev.ToolName,
 		Digest: action.Digest(ev.ToolName, ev.ToolInput), PolicyRevision: l.pol.Revision}
 	if pr := l.sf.Profile(); pr != nil {
 		e.Profile = pr.ID
 	}
 	return e
-}
-
-// hookPrincipal names who the hook's calls are made for, and through which harness:
-// claude-code:USER.
-func hookPrincipal() string {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return harnessClaudeCode + ":" + u.Username
-	}
-	return harnessClaudeCode
 }
 
 // record appends the event; a decision that cannot be recorded is not given (fail closed).

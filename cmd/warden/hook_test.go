@@ -185,7 +185,7 @@ func TestHookClaudeCodeTools(t *testing.T) {
 			}
 			e := evs[len(evs)-1]
 			if e.Kind != audit.KindDecision || e.Decision != tt.decision || e.Tool != in.ToolName ||
-				e.Session != in.SessionID || !strings.HasPrefix(e.Principal, harnessClaudeCode) || e.Role != "person" || e.Tenant != "default" {
+				e.Session != in.SessionID || e.Harness != harnessClaudeCode || e.Role != "person" || e.Tenant != "default" {
 				t.Errorf("audit event %+v", e)
 			}
 		})
