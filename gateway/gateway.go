@@ -171,6 +171,10 @@ type Gateway struct {
 	// stopRevocations ends the watch of the store's token revocations, and waits for it.
 	stopRevocations context.CancelFunc
 
+	// reviews are the reviews of ReviewFor in progress (judge.go), whose waits Shutdown
+	// cancels.
+	reviews map[*heldReview]struct{}
+
 	// leanServed counts the calls the lean path served (lean.go).
 	leanServed atomic.Uint64
 }

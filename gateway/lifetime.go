@@ -95,6 +95,7 @@ func (g *Gateway) Shutdown(ctx context.Context) {
 	for _, s := range g.live() {
 		s.cancelWaiting(errDrainedAnswer)
 	}
+	g.cancelReviews(errDrainedAnswer)
 	if quiet != nil {
 		select {
 		case <-quiet:

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
+	"github.com/wardenhq/warden/approval"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/review"
 	"github.com/wardenhq/warden/surface"
@@ -49,14 +51,80 @@ type ReviewQuery struct {
 	Tenant  string `json:"tenant,omitempty"`
 	Role    string `json:"role,omitempty"`
 	Profile string `json:"profile,omitempty"`
-	// Workspace is the base of relative paths (default: the tenant's workspace).
+	// Workspace is the base of relative paths (default: the tenant's workspace). For an
+	// agent's runtime it is where the runtime runs the call: the project directory.
 	Workspace string `json:"workspace,omitempty"`
+
+	// The fields below are an agent token's (AgentReviewer): a person's review records
+	// nothing and waits for nobody, so it refuses them.
+
+	// Harness names the agent's runtime that will run the call itself (claude-code, ...): a
+	// label recorded on the audit events, which selects nothing.
+	Harness string `json:"harness,omitempty"`
+	// Session is the runtime's own session id (Claude Code's session_id), kept on the events
+	// and the card.
+	Session string `json:"session,omitempty"`
+	// Sandboxed says the call will run in Warden's sandbox (warden exec), where the hard
+	// blocks are enforced at every system call (review.Session.Enforced); false by default,
+	// for a runtime's own shell.
+	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Wait is how many seconds the request may be held for an ask's card to be answered (0:
+	// not at all; at most MaxReviewWait).
+	Wait float64 `json:"wait,omitempty"`
+}
+
+// MaxReviewWait bounds how long POST /api/v1/review holds a request for an answer; a longer
+// wait asked for is cut to it (and the broker's approval timeout bounds it too).
+const MaxReviewWait = 300 * time.Second
+
+// AgentReviewer judges calls that an agent's own runtime runs (POST /api/v1/review with an
+// agent token): the token binds the tenant, session role and profile, the decision is
+// recorded as a gateway call's is, and an ask opens a card that may be waited for. The
+// gateway implements it.
+type AgentReviewer interface {
+	// ReviewFor judges q for the agent token tok, waiting at most wait for an ask's card.
+	ReviewFor(ctx context.Context, tok *auth.Token, q ReviewQuery, wait time.Duration) (*ReviewAnswer, error)
+}
+
+// ReviewAnswer is an agent token's answer of POST /api/v1/review: the verdict as `warden
+// review --json` prints it, the call's id on its audit events, and for an ask the card.
+type ReviewAnswer struct {
+	Verdict review.Verdict
+	// Call is the id the call's audit events carry (audit.Event.CallID).
+	Call string
+	// Card is the card an ask opened, as it was when the answer was written; nil when none
+	// was opened.
+	Card *ReviewCard
+}
+
+// ReviewCard is the card of an ask, as POST /api/v1/review shows it.
+type ReviewCard struct {
+	ID     string          `json:"id"`
+	State  approval.State  `json:"state"`
+	Answer approval.Answer `json:"answer,omitempty"`
+}
+
+// MarshalJSON writes the verdict's fields, then call and card.
+func (a *ReviewAnswer) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(a.Verdict)
+	if err != nil {
+		return nil, err
+	}
+	extra := map[string]any{"call": a.Call}
+	if a.Card != nil {
+		extra["card"] = a.Card
+	}
+	more, err := json.Marshal(extra)
+	if err != nil {
+		return nil, err
+	}
+	return append(append(b[:len(b)-1], ','), more[1:]...), nil
 }
 
 // the roles of the explorer routes.
 var (
 	surfaceReaders = []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}
-	reviewers      = []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer}
+	reviewers      = []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer, auth.RoleAgent}
 )
 
 // exploreTenant is the tenant a caller may explore: its own when it names none; another's is
@@ -73,9 +141,15 @@ func (s *Server) exploreTenant(w http.ResponseWriter, r *http.Request, asked str
 	return asked, true
 }
 
-// explorerFailed answers an error of the Explorer.
+// ErrUnavailable is matched by an error of an Explorer or AgentReviewer that is not the
+// request's fault (the server shutting down): the API answers 503.
+var ErrUnavailable = errors.New("the server cannot review calls now")
+
+// explorerFailed answers an error of the Explorer or the AgentReviewer.
 func (s *Server) explorerFailed(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
+	case errors.Is(err, ErrUnavailable):
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", err.Error()}, nil)
 	case errors.Is(err, surface.ErrRefused):
 		s.fail(w, r, apiError{http.StatusUnprocessableEntity, "refused", err.Error()}, nil)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -121,7 +195,13 @@ func (s *Server) getSurface(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) reviewCall(w http.ResponseWriter, r *http.Request) {
-	if s.o.Explorer == nil {
+	tok := caller(r)
+	agent := tok.Role == auth.RoleAgent
+	switch {
+	case agent && s.o.Agents == nil:
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "this server reviews no calls for agents"}, nil)
+		return
+	case !agent && s.o.Explorer == nil:
 		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "this server reviews no calls"}, nil)
 		return
 	}
@@ -130,7 +210,7 @@ func (s *Server) reviewCall(w http.ResponseWriter, r *http.Request) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&q); err != nil {
 		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request",
-			`the body must be {"tool", "input": {...}, "tenant", "role", "profile", "workspace"}: ` + err.Error()}, nil)
+			`the body must be {"tool", "input": {...}, "workspace", "harness", "session", "sandboxed", "wait"} (and for a person's token "tenant", "role", "profile"): ` + err.Error()}, nil)
 		return
 	}
 	if q.Tool == "" {
@@ -145,6 +225,21 @@ func (s *Server) reviewCall(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Tenant = tenant
+	if agent {
+		s.agentReview(w, r, tok, q)
+		return
+	}
+	for _, f := range []struct {
+		name string
+		set  bool
+	}{{"harness", q.Harness != ""}, {"session", q.Session != ""}, {"wait", q.Wait != 0}, {"sandboxed", q.Sandboxed}} {
+		if f.set {
+			s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", fmt.Sprintf(
+				"%s is for an agent token's review, which is recorded and may wait for a card; %s token's review only explores, records nothing and waits for nobody",
+				f.name, auth.A(tok.Role))}, nil)
+			return
+		}
+	}
 	v, err := s.o.Explorer.Review(r.Context(), q)
 	if err != nil {
 		s.explorerFailed(w, r, err)
@@ -152,4 +247,56 @@ func (s *Server) reviewCall(w http.ResponseWriter, r *http.Request) {
 	}
 	v.Token = "" // nothing may run on a verdict of this route
 	writeJSON(w, http.StatusOK, v)
+}
+
+// agentReview judges a call for an agent token: the session it binds, never one the body
+// names, a decision recorded, and an ask's card waited for as long as the body asks.
+func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, tok *auth.Token, q ReviewQuery) {
+	bad := func(msg string) { s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", msg}, nil) }
+	for _, f := range []struct{ name, asked, bound string }{{"role", q.Role, tok.SessionRole}, {"profile", q.Profile, tok.Profile}} {
+		if f.asked != "" && f.asked != f.bound {
+			s.fail(w, r, apiError{http.StatusForbidden, "forbidden", fmt.Sprintf(
+				"an agent token reviews as the session it binds: %s %q, not %q", f.name, f.bound, f.asked)}, nil)
+			return
+		}
+	}
+	switch {
+	case !validHarness(q.Harness):
+		bad(fmt.Sprintf("harness %q: want a name of letters, digits, '.', '_' and '-', at most 64 long (such as claude-code)", q.Harness))
+		return
+	case len(q.Session) > 256 || strings.IndexFunc(q.Session, func(c rune) bool { return c < 0x20 || c == 0x7f }) >= 0:
+		bad("session: want the runtime's session id, at most 256 characters, without control characters")
+		return
+	case q.Wait < 0:
+		bad(fmt.Sprintf("wait %g: want the seconds to wait for an answer, from 0 (at most %g)", q.Wait, MaxReviewWait.Seconds()))
+		return
+	}
+	wait := MaxReviewWait
+	if q.Wait < MaxReviewWait.Seconds() {
+		wait = time.Duration(q.Wait * float64(time.Second))
+	}
+	ans, err := s.o.Agents.ReviewFor(r.Context(), tok, q, wait)
+	if ans == nil {
+		s.explorerFailed(w, r, err)
+		return
+	}
+	if err != nil {
+		// A failure of the gate (the audit trail unreachable): the verdict is a deny that
+		// says so, and the cause goes to the log.
+		s.o.Logger.Error("an agent's review failed", "tenant", tok.Tenant, "tool", q.Tool, "err", err)
+	}
+	writeJSON(w, http.StatusOK, ans)
+}
+
+// validHarness reports whether h is a harness's name as the audit trail records it.
+func validHarness(h string) bool {
+	if len(h) > 64 {
+		return false
+	}
+	for _, c := range h {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/sqlite"
 	"github.com/wardenhq/warden/surface"
+	"github.com/wardenhq/warden/verdict"
 )
 
 // explorePolicy has the fixture's two tenants and a gated write.
@@ -90,10 +92,27 @@ func (e policyExplorer) Review(_ context.Context, q server.ReviewQuery) (*review
 	return &v, nil
 }
 
+// ReviewFor stands for the gateway's judging of an agent's call (which cmd/warden's tests
+// take through a served stack): the review in the session the token binds, recording nothing.
+func (e policyExplorer) ReviewFor(ctx context.Context, tok *auth.Token, q server.ReviewQuery, _ time.Duration) (*server.ReviewAnswer, error) {
+	q.Tenant, q.Role, q.Profile = tok.Tenant, tok.SessionRole, tok.Profile
+	v, err := e.Review(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	v.Token = ""
+	a := &server.ReviewAnswer{Verdict: *v, Call: "call-1"}
+	if v.Decision == verdict.Ask {
+		a.Card = &server.ReviewCard{ID: "card-1", State: approval.Expired} // as after a wait of 0
+	}
+	return a, nil
+}
+
 func exploreFixture(t *testing.T) *fixture {
 	t.Helper()
 	return newFixtureWith(t, func(o *server.Options, _ *sqlite.DB) {
 		o.Explorer = newPolicyExplorer(t)
+		o.Agents = newPolicyExplorer(t)
 		o.Cards = &server.CardFeed{}
 	})
 }
@@ -124,6 +143,12 @@ func TestExplorerRoutes(t *testing.T) {
 		{"POST", "/api/v1/review", "acme-viewer", `{"tool":"files_write","tenant":"beta","role":"desk"}`, 404},
 		{"POST", "/api/v1/review", "acme-approver", `{"tool":"files_write","role":"desk"}`, 403},
 		{"POST", "/api/v1/review", "acme-viewer", `{"input":{}}`, 400},
+		{"POST", "/api/v1/review", "acme-viewer", `{"tool":"files_read","role":"desk","wait":3}`, 400},
+		{"POST", "/api/v1/review", "agent", `{"tool":"files_read","input":{"path":"a.txt"},"harness":"claude-code","session":"s-1"}`, 200},
+		{"POST", "/api/v1/review", "agent", `{"tool":"files_read","role":"reader"}`, 403},
+		{"POST", "/api/v1/review", "agent", `{"tool":"files_read","tenant":"beta"}`, 404},
+		{"POST", "/api/v1/review", "agent", `{"tool":"files_read","harness":"a b"}`, 400},
+		{"POST", "/api/v1/review", "agent", `{"tool":"files_read","wait":-1}`, 400},
 	} {
 		if code, _, raw := f.do(tt.method, tt.path, tt.token, tt.body); code != tt.want {
 			t.Errorf("%s %s as %s: %d %s; want %d", tt.method, tt.path, tt.token, code, raw, tt.want)

@@ -242,6 +242,7 @@ func TestRoleTenantMatrix(t *testing.T) {
 		o.Boundaries = storedBoundaries{db: db, t: boundary.NewTenants(boundary.TenantsOptions{Store: db})}
 		o.Runs = matrixRuns{}
 		o.Explorer = newPolicyExplorer(t)
+		o.Agents = newPolicyExplorer(t)
 		o.Cards = &server.CardFeed{}
 	})
 	ctx := context.Background()

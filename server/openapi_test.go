@@ -171,6 +171,7 @@ func TestOpenAPIResponses(t *testing.T) {
 		o.Runs = testRuns{}
 		o.Data = newTestData(t, db)
 		o.Explorer = newPolicyExplorer(t)
+		o.Agents = newPolicyExplorer(t)
 		o.Cards = &server.CardFeed{}
 	})
 	ctx := context.Background()
@@ -356,6 +357,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-viewer", body: `{"tool":"files_write","input":{"path":"a","content":"x"},"role":"desk"}`, want: 200},
 		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-viewer", body: `{"tool":""}`, want: 400},
 		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-approver", body: `{"tool":"files_read"}`, want: 403},
+		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "agent", body: `{"tool":"files_write","input":{"path":"a","content":"x"},"harness":"claude-code","session":"s1","wait":0}`, want: 200},
+		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "agent", body: `{"tool":"files_read","role":"reader"}`, want: 403},
 		{route: events, method: "GET", path: "/api/v1/approvals/events", token: "acme-approver", want: 200, stream: true},
 		{route: events, method: "GET", path: "/api/v1/approvals/events", token: "agent", want: 403},
 	}

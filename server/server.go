@@ -61,8 +61,12 @@ type Options struct {
 	Data Data
 	// Clock tells the day whose spending the allowances show (nil: the real clock).
 	Clock clock.Clock
-	// Explorer serves GET /api/v1/surface and POST /api/v1/review (nil: 404).
+	// Explorer serves GET /api/v1/surface and POST /api/v1/review for people's tokens (nil:
+	// 404).
 	Explorer Explorer
+	// Agents serves POST /api/v1/review for agent tokens: a call their own runtime runs,
+	// judged and recorded (nil: 404).
+	Agents AgentReviewer
 	// Cards feeds GET /api/v1/approvals/events (nil: 404).
 	Cards *CardFeed
 	// Console serves every path outside the API, health, readiness and metrics (nil: those

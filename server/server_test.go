@@ -51,18 +51,18 @@ func newFixtureWith(t *testing.T, opt func(*server.Options, *sqlite.DB)) *fixtur
 	s := server.New(o)
 	f.srv = httptest.NewServer(s)
 	t.Cleanup(f.srv.Close)
-	for _, tk := range []struct{ name, role, tenant string }{
-		{"admin", auth.RoleAdmin, ""},
-		{"acme-approver", auth.RoleApprover, "acme"},
-		{"acme-viewer", auth.RoleViewer, "acme"},
-		{"beta-approver", auth.RoleApprover, "beta"},
-		{"agent", auth.RoleAgent, "acme"},
+	for _, tk := range []struct{ name, role, tenant, session string }{
+		{"admin", auth.RoleAdmin, "", ""},
+		{"acme-approver", auth.RoleApprover, "acme", ""},
+		{"acme-viewer", auth.RoleViewer, "acme", ""},
+		{"beta-approver", auth.RoleApprover, "beta", ""},
+		{"agent", auth.RoleAgent, "acme", "desk"},
 	} {
 		secret, hash, err := auth.NewSecret()
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.CreateToken(context.Background(), &auth.Token{ID: "tok-" + tk.name, Hash: hash, Role: tk.role, Tenant: tk.tenant, Name: tk.name, Created: time.Now()}); err != nil {
+		if err := db.CreateToken(context.Background(), &auth.Token{ID: "tok-" + tk.name, Hash: hash, Role: tk.role, Tenant: tk.tenant, SessionRole: tk.session, Name: tk.name, Created: time.Now()}); err != nil {
 			t.Fatal(err)
 		}
 		f.tokens[tk.name] = secret

@@ -332,6 +332,7 @@ func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any)
 		ValidateToken: tokenValidator(st.gateway.Policy),
 		Data:          data,
 		Explorer:      st.gateway,
+		Agents:        st.gateway,
 		Cards:         st.cards,
 	}
 	c, err := console.New(console.Options{API: server.New(o), Logger: logger})
