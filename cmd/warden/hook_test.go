@@ -346,3 +346,71 @@ func TestHookClaudeCodeSandbox(t *testing.T) {
 		t.Errorf("grep -r in the sandbox: %q; want notes.txt and not the .env", out)
 	}
 }
+
+// TestHookClaudeCodeServer: with --server the hook reviews through warden serve's review API
+// with an agent token. An allowed Read is allowed and a .env denied, each recorded by the
+// server with the harness and Claude Code's session; a delete asks, its card is answered allow
+// over REST while the hook waits (the test follows the approval stream, it does not sleep), and
+// the hook allows; a card nobody answers within --wait is a deny naming the card.
+func TestHookClaudeCodeServer(t *testing.T) {
+	s := serveForTest(t)
+	project := hookProject(t)
+	args := []string{"--server", s.url, "--token", s.agent}
+
+	for fixture, want := range map[string]string{"read": "allow", "read_dotenv": "deny"} {
+		out, errOut, code := hookRun(t, project, hookFixture(t, fixture, project), args...)
+		if code != 0 {
+			t.Fatalf("%s: status %d, stderr %q", fixture, code, errOut)
+		}
+		if a := hookAnswer(t, out); a.PermissionDecision != want {
+			t.Errorf("%s: %+v; want %s", fixture, a, want)
+		}
+	}
+	var recorded []string
+	for _, e := range s.events(t, "") {
+		if e.Harness == harnessClaudeCode && e.Session == "9f3c2a4e-1b7d-4c55-8e0a-6d2f1c9b7a31" {
+			recorded = append(recorded, e.Tool+":"+e.Decision)
+		}
+	}
+	if strings.Join(recorded, ",") != "files_read:allow,files_read:deny" {
+		t.Errorf("the server recorded %v", recorded)
+	}
+
+	stream := s.cards(t)
+	type result struct {
+		out, errOut string
+		code        int
+	}
+	done := make(chan result, 1)
+	go func() {
+		out, errOut, code := hookRun(t, project, hookFixture(t, "bash_delete", project), append(args, "--wait", "2m")...)
+		done <- result{out, errOut, code}
+	}()
+	c := stream.next(t)
+	if c.State != "pending" || c.Tool != "shell_exec" {
+		t.Fatalf("card %+v; want the hook's shell_exec, pending", c)
+	}
+	if code, out := apiDo(t, "POST", s.url+"/api/v1/approvals/"+c.ID, s.admin, `{"answer":"allow_once"}`); code != 200 {
+		t.Fatalf("answer: %d %s", code, out)
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("status %d, stderr %q", r.code, r.errOut)
+	}
+	if a := hookAnswer(t, r.out); a.PermissionDecision != "allow" {
+		t.Errorf("after the card was allowed: %+v; want allow", a)
+	}
+
+	out, errOut, code := hookRun(t, project, hookFixture(t, "bash_delete", project), append(args, "--wait", "0s")...)
+	if code != 0 {
+		t.Fatalf("status %d, stderr %q", code, errOut)
+	}
+	if a := hookAnswer(t, out); a.PermissionDecision != "deny" || !strings.Contains(a.PermissionDecisionReason, "no answer from an approver within 0s; card ") {
+		t.Errorf("nobody answered: %+v; want deny naming the card", a)
+	}
+
+	// A token the server does not know blocks the call.
+	if _, errOut, code := hookRun(t, project, hookFixture(t, "read", project), "--server", s.url, "--token", "nope"); code != 2 || !strings.Contains(errOut, "refused the review (401") {
+		t.Errorf("a bad token: status %d, stderr %q", code, errOut)
+	}
+}
