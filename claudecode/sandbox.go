@@ -26,7 +26,7 @@ type Sandbox struct {
 func (s Sandbox) SandboxInput(in map[string]any, cwd string) (map[string]any, error) {
 	command, ok := in["command"].(string)
 	if !ok || command == "" {
-		return nil, fmt.Errorf("Bash: command must be a non-empty string, not %s", describe(in["command"]))
+		return nil, fmt.Errorf("the command of Bash must be a non-empty string, not %s", describe(in["command"]))
 	}
 	inner := command
 	if rel, err := filepath.Rel(s.Workspace, cwd); err == nil && rel != "." && filepath.IsLocal(rel) {

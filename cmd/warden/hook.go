@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -71,7 +70,7 @@ missing), with Claude Code's session id and tool_use_id. With --server URL the r
 warden serve's (POST /api/v1/review with --token): an ask becomes a card answered in the
 console or over the API, and the hook waits up to --wait for it, denying past that.
 
-With --sandbox an allowed Bash call is answered with updatedInput that runs the command through
+With --sandbox an allowed or asked Bash call is answered with updatedInput that runs the command through
 warden exec in the project directory (the hard blocks enforced at every system call), so Claude
 Code's shell runs it in Warden's sandbox and egress proxy.
 
@@ -98,7 +97,7 @@ status 2 with the reason on stderr, which Claude Code takes for a block. See doc
 	f.StringVar(&o.workspace, "workspace", "", "the project directory: the base of relative paths and the sandbox's workspace (default: $CLAUDE_PROJECT_DIR, else the event's cwd)")
 	f.StringVar(&o.home, "home", "", "what ~ stands for (default: the home directory of the user running warden)")
 	f.BoolVar(&o.unconfined, "unconfined", false, "let the file tools act outside the project directory (hard blocks still apply)")
-	f.BoolVar(&o.sandbox, "sandbox", false, "run allowed Bash calls through warden exec in the project directory (updatedInput)")
+	f.BoolVar(&o.sandbox, "sandbox", false, "run allowed and asked Bash calls through warden exec in the project directory (updatedInput)")
 	f.StringVar(&o.unknown, "unknown", claudecode.Ask, "the answer for a tool Warden cannot review: ask or deny")
 	f.StringVar(&o.gateway, "gateway", "warden", "the name of Warden's gateway among Claude Code's MCP servers: its tools are reviewed there, and allowed here")
 	f.StringVar(&o.server, "server", "", "review through this warden serve (its base URL) instead of a local policy")
@@ -107,13 +106,6 @@ status 2 with the reason on stderr, which Claude Code takes for a block. See doc
 	hook.AddCommand(cmd)
 	return hook
 }
-
-// hookFailure is a reason the hook blocks the call without a review: exit status 2, the reason
-// on stderr.
-type hookFailure struct{ err error }
-
-func (h *hookFailure) Error() string { return h.err.Error() }
-func (h *hookFailure) Unwrap() error { return h.err }
 
 func (o *hookOptions) run(cmd *cobra.Command, root *rootOptions) error {
 	ans, err := o.answer(cmd, root)
@@ -199,16 +191,4 @@ func reasonOf(decision string, blockers []string) string {
 		return "Warden: " + decision
 	}
 	return "Warden: " + decision + ": " + strings.Join(blockers, "; ")
-}
-
-// errContext says an error happened while doing what.
-func errContext(what string, err error) error {
-	if err == nil {
-		return nil
-	}
-	var hf *hookFailure
-	if errors.As(err, &hf) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", what, err)
 }

@@ -239,7 +239,9 @@ func (l *localHook) decide(ctx context.Context, ev *claudecode.Event) (*claudeco
 		return nil, err
 	}
 	ans := claudecode.Decide(e.Decision, reasonOf(l.reasonWord(worst), lines))
-	if worst == verdict.Allow && sandboxed {
+	// An ask is rewritten too: the review judged the command as the sandbox runs it, and
+	// Claude Code shows its user the command that will run.
+	if worst != verdict.Deny && sandboxed {
 		in, err := sb.SandboxInput(ev.ToolInput, ev.Cwd)
 		if err != nil {
 			return nil, err

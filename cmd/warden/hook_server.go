@@ -109,7 +109,9 @@ func (o *hookOptions) remote(ctx context.Context, ev *claudecode.Event) (*claude
 	}
 	word := map[verdict.Decision]string{verdict.Allow: "allowed by " + base, verdict.Ask: "asks you first", verdict.Deny: "denied"}[worst]
 	ans := claudecode.Decide(worst.String(), reasonOf(word, lines))
-	if worst == verdict.Allow && sandboxed {
+	// An ask is rewritten too: the review judged the command as the sandbox runs it, and
+	// Claude Code shows its user the command that will run.
+	if worst != verdict.Deny && sandboxed {
 		in, err := sb.SandboxInput(ev.ToolInput, ev.Cwd)
 		if err != nil {
 			return nil, err

@@ -336,12 +336,21 @@ func TestHookClaudeCodeSandbox(t *testing.T) {
 		t.Errorf("%s exists: %v", target, err)
 	}
 
+	// An ask runs in the sandbox too, whatever the user answers.
+	ev, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_sb2"})
+	out, errOut, code := hookRun(t, project, ev, "--sandbox", "--db", db)
+	if a := hookAnswer(t, out); code != 0 || a.PermissionDecision != "ask" || a.UpdatedInput == nil ||
+		!strings.Contains(a.UpdatedInput["command"].(string), " exec --workspace ") {
+		t.Errorf("an asked Bash call: status %d, %+v, stderr %q; want ask with the sandboxed command", code, a, errOut)
+	}
+
 	// With the hard blocks enforced at the system call, a recursive read of a project that
 	// holds a .env is allowed (review.Session.Enforced), and the .env is refused at its open.
 	writeFile(t, filepath.Join(project, ".env"), "SECRET=1\n")
 	writeFile(t, filepath.Join(project, "notes.txt"), "SECRET is a word\n")
 	in = rewrite(`grep -r SECRET .`)
-	out, _ := bash(in["command"].(string))
+	out, _ = bash(in["command"].(string))
 	if !strings.Contains(out, "notes.txt") || strings.Contains(out, "SECRET=1") {
 		t.Errorf("grep -r in the sandbox: %q; want notes.txt and not the .env", out)
 	}
