@@ -199,6 +199,16 @@ func (l *localHook) decide(ctx context.Context, ev *claudecode.Event) (*claudeco
 		return claudecode.Decide(claudecode.Deny, "Warden: "+err.Error()), nil
 	}
 
+	if ev.ToolName == "Bash" && ev.Cwd != l.o.workspace {
+		for _, c := range calls {
+			if cmd, ok := c.Input["command"].(string); ok && c.Tool == "Bash" {
+				// Claude Code's shell keeps its directory between calls, and the policy's Bash
+				// takes no directory: review the command from where it runs, as the sandbox
+				// rewrite runs it.
+				c.Input["command"] = "cd " + claudecode.Quote(ev.Cwd) + " && " + cmd
+			}
+		}
+	}
 	sandboxed := l.o.sandbox && ev.ToolName == "Bash"
 	var sb claudecode.Sandbox
 	if sandboxed {

@@ -423,3 +423,21 @@ func TestHookClaudeCodeServer(t *testing.T) {
 		t.Errorf("a bad token: status %d, stderr %q", code, errOut)
 	}
 }
+
+// TestHookClaudeCodeBashCwd: a Bash call is reviewed from the directory Claude Code's shell is
+// in, not the project's root.
+func TestHookClaudeCodeBashCwd(t *testing.T) {
+	project := hookProject(t)
+	sub := filepath.Join(project, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	writeFile(t, rules, `{"version":1,"hardBlocks":[{"id":"sub-secret","enabled":true,"type":"path","pattern":"`+sub+`/secret.txt","match":"exact","operations":["read"],"reason":"the sub's secret"}]}`)
+	ev, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": sub, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "cat secret.txt"}, "tool_use_id": "toolu_cwd"})
+	out, errOut, code := hookRun(t, project, ev, "--boundaries", rules, "--db", filepath.Join(t.TempDir(), "w.db"))
+	if a := hookAnswer(t, out); code != 0 || a.PermissionDecision != "deny" || !strings.Contains(a.PermissionDecisionReason, "sub-secret") {
+		t.Errorf("status %d, %+v, stderr %q; want denied by sub-secret", code, a, errOut)
+	}
+}
