@@ -159,7 +159,9 @@ func (o *hookOptions) answer(cmd *cobra.Command, root *rootOptions) (*claudecode
 		if ev.HookEventName == claudecode.PostToolUse {
 			return nil, nil
 		}
-		// Warden's own gateway reviews, asks about and records its tools' calls itself.
+		// Warden's own gateway reviews, asks about and records its tools' calls itself. This
+		// trusts the name: Claude Code's MCP server called --gateway is taken to be Warden's
+		// (warden init claude-code names it so); another server must not be given that name.
 		return claudecode.Decide(claudecode.Allow, "Warden: served by Warden's gateway, which reviews this call"), nil
 	}
 	ctx := cmd.Context()
