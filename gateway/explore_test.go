@@ -6,6 +6,10 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
+
+	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/auth"
 
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/sqlite"
@@ -77,5 +81,43 @@ func TestExplorer(t *testing.T) {
 	}
 	if _, err := r.gw.Review(ctx, server.ReviewQuery{Tool: "files_read", Role: "desk", Workspace: "relative/dir"}); err == nil {
 		t.Error("a relative workspace: no error")
+	}
+}
+
+// An agent's review waiting for a card does not hold up a shutdown: its card expires,
+// recorded as canceled, and the review answers ask with the card expired; a review after the
+// shutdown began is refused as unavailable.
+func TestReviewForEndsAtShutdown(t *testing.T) {
+	r := newRig(t, []byte(`
+version: 1
+builtins:
+  - {name: files_write, gate: {approval: true}}
+roles:
+  - {id: desk, approvalChannel: true, ceiling: ['*']}
+tenants:
+  - id: acme
+`), nil)
+	tok := &auth.Token{ID: "tok-1", Role: auth.RoleAgent, Tenant: "acme", SessionRole: "desk", Name: "hook"}
+	q := server.ReviewQuery{Tool: "files_write", Input: map[string]any{"path": "a.txt", "content": "x"}, Harness: "claude-code", Session: "s-1"}
+	done := make(chan *server.ReviewAnswer, 1)
+	go func() {
+		a, err := r.gw.ReviewFor(context.Background(), tok, q, time.Hour)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- a
+	}()
+	card := <-r.cards
+	r.gw.Shutdown(context.Background())
+	a := <-done
+	if a == nil || a.Verdict.Decision != verdict.Ask || a.Card == nil || a.Card.ID != card.ID || a.Card.State != approval.Expired {
+		t.Fatalf("%+v; want ask with the card expired", a)
+	}
+	stored, err := r.db.Card(context.Background(), "", card.ID)
+	if err != nil || stored.Channel != approval.ChannelCanceled {
+		t.Errorf("the stored card: %+v %v; want expired as canceled", stored, err)
+	}
+	if _, err := r.gw.ReviewFor(context.Background(), tok, q, 0); !errors.Is(err, server.ErrUnavailable) {
+		t.Errorf("a review after the shutdown: %v; want ErrUnavailable", err)
 	}
 }
