@@ -85,8 +85,8 @@ func hookAnswer(t *testing.T, out string) *claudecode.Specific {
 	return a.HookSpecificOutput
 }
 
-// hookEvents are the audit events of a call, from the store.
-func hookEvents(t *testing.T, db, callID string) []*audit.Event {
+// callEvents are the audit events of a call, from the store.
+func callEvents(t *testing.T, db, callID string) []*audit.Event {
 	t.Helper()
 	st, err := sqlite.Open(context.Background(), db)
 	if err != nil {
@@ -173,7 +173,7 @@ func TestHookClaudeCodeTools(t *testing.T) {
 			}
 			var in claudecode.Event
 			_ = json.Unmarshal(ev, &in)
-			evs := hookEvents(t, db, in.ToolUseID)
+			evs := callEvents(t, db, in.ToolUseID)
 			if !tt.audited {
 				if len(evs) != 0 {
 					t.Errorf("recorded %d events; the gateway records its own", len(evs))
@@ -203,7 +203,7 @@ func TestHookClaudeCodeDefaultStore(t *testing.T) {
 	if a := hookAnswer(t, out); a.PermissionDecision != "allow" {
 		t.Errorf("answer %+v", a)
 	}
-	if evs := hookEvents(t, filepath.Join(project, ".claude", defaultDB), "toolu_01read"); len(evs) != 1 || evs[0].Decision != "allow" {
+	if evs := callEvents(t, filepath.Join(project, ".claude", defaultDB), "toolu_01read"); len(evs) != 1 || evs[0].Decision != "allow" {
 		t.Errorf("events %+v", evs)
 	}
 }
@@ -254,7 +254,7 @@ func TestHookClaudeCodePostToolUse(t *testing.T) {
 	if code != 0 || out != "" {
 		t.Fatalf("status %d, stdout %q, stderr %q", code, out, errOut)
 	}
-	if evs := hookEvents(t, db, "toolu_01bash"); len(evs) != 1 || evs[0].Kind != audit.KindOutcome || evs[0].Outcome != "ok" || evs[0].Error != "" {
+	if evs := callEvents(t, db, "toolu_01bash"); len(evs) != 1 || evs[0].Kind != audit.KindOutcome || evs[0].Outcome != "ok" || evs[0].Error != "" {
 		t.Errorf("events %+v", evs)
 	}
 
@@ -270,7 +270,7 @@ func TestHookClaudeCodePostToolUse(t *testing.T) {
 	if strings.Contains(out, hookSecret) {
 		t.Errorf("the report repeats the value: %s", out)
 	}
-	evs := hookEvents(t, db, "toolu_01leak")
+	evs := callEvents(t, db, "toolu_01leak")
 	if len(evs) != 1 || !strings.Contains(evs[0].Error, "GITHUB_TOKEN") || strings.Contains(evs[0].Error, hookSecret) {
 		t.Errorf("events %+v", evs)
 	}
@@ -366,7 +366,8 @@ func TestHookClaudeCodeServer(t *testing.T) {
 	project := hookProject(t)
 	args := []string{"--server", s.url, "--token", s.agent}
 
-	for fixture, want := range map[string]string{"read": "allow", "read_dotenv": "deny"} {
+	for _, tt := range []struct{ fixture, want string }{{"read", "allow"}, {"read_dotenv", "deny"}} {
+		fixture, want := tt.fixture, tt.want
 		out, errOut, code := hookRun(t, project, hookFixture(t, fixture, project), args...)
 		if code != 0 {
 			t.Fatalf("%s: status %d, stderr %q", fixture, code, errOut)
@@ -439,5 +440,44 @@ func TestHookClaudeCodeBashCwd(t *testing.T) {
 	out, errOut, code := hookRun(t, project, ev, "--boundaries", rules, "--db", filepath.Join(t.TempDir(), "w.db"))
 	if a := hookAnswer(t, out); code != 0 || a.PermissionDecision != "deny" || !strings.Contains(a.PermissionDecisionReason, "sub-secret") {
 		t.Errorf("status %d, %+v, stderr %q; want denied by sub-secret", code, a, errOut)
+	}
+}
+
+// TestHookClaudeCodeAfterInit: the hook command warden init claude-code writes into
+// .claude/settings.json, run by a shell as Claude Code runs it, answers.
+func TestHookClaudeCodeAfterInit(t *testing.T) {
+	bin, err := buildWarden()
+	if err != nil {
+		t.Fatal(err)
+	}
+	project := hookProject(t)
+	if _, errOut, code := run(t, "init", "claude-code", "--dir", project); code != 0 {
+		t.Fatalf("init: status %d, stderr %q", code, errOut)
+	}
+	data, err := os.ReadFile(filepath.Join(project, ".claude", "settings.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var settings struct {
+		Hooks map[string][]struct {
+			Matcher string
+			Hooks   []struct{ Type, Command string }
+		}
+	}
+	if err := json.Unmarshal(data, &settings); err != nil || len(settings.Hooks["PreToolUse"]) != 1 || len(settings.Hooks["PreToolUse"][0].Hooks) != 1 {
+		t.Fatalf("settings %s: %v", data, err)
+	}
+	for _, tt := range []struct{ fixture, want string }{{"read", "allow"}, {"read_dotenv", "deny"}} {
+		cmd := exec.Command("bash", "-c", settings.Hooks["PreToolUse"][0].Hooks[0].Command)
+		cmd.Dir = project
+		cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(bin)+":"+os.Getenv("PATH"), "CLAUDE_PROJECT_DIR="+project)
+		cmd.Stdin = bytes.NewReader(hookFixture(t, tt.fixture, project))
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", tt.fixture, err)
+		}
+		if a := hookAnswer(t, string(out)); a.PermissionDecision != tt.want {
+			t.Errorf("%s: %+v; want %s", tt.fixture, a, tt.want)
+		}
 	}
 }
