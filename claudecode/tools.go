@@ -74,9 +74,6 @@ func subagent(in map[string]any, cwd string) ([]map[string]any, error) {
 	return []map[string]any{out}, nil
 }
 
-// Known reports whether Map knows Claude Code's tool of that name (not counting MCP tools).
-func Known(tool string) bool { _, ok := builtins[tool]; return ok }
-
 // Map returns the calls Warden reviews for a Claude Code tool call in the directory cwd.
 // The call is allowed only when every one of them is. An error is an *UnknownToolError, or
 // an input that does not have the shape Claude Code documents, naming the field.
