@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -417,6 +418,23 @@ func TestHookClaudeCodeServer(t *testing.T) {
 	}
 	if a := hookAnswer(t, out); a.PermissionDecision != "deny" || !strings.Contains(a.PermissionDecisionReason, "no answer from an approver within 0s; card ") {
 		t.Errorf("nobody answered: %+v; want deny naming the card", a)
+	}
+
+	// With --sandbox and the rules the sandbox enforces, the server is told the command runs
+	// sandboxed: a recursive read of a project holding a .env is allowed (the kernel refuses
+	// the .env), rewritten to run in the sandbox; without the rules it is denied.
+	writeFile(t, filepath.Join(project, ".env"), "KEY=x\n")
+	grep, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": "Bash",
+		"tool_input": map[string]any{"command": "grep -r hello ."}, "tool_use_id": "toolu_grep"})
+	rules := filepath.Join(t.TempDir(), "rules.json")
+	writeFile(t, rules, `{"version":1,"hardBlocks":[{"id":"dotenv","enabled":true,"type":"path","pattern":"**/.env","match":"glob","operations":["read"],"reason":"secrets"}]}`)
+	out, errOut, code = hookRun(t, project, grep, append(args, "--sandbox", "--boundaries", rules)...)
+	if a := hookAnswer(t, out); code != 0 || a.PermissionDecision != "allow" || !strings.Contains(fmt.Sprint(a.UpdatedInput["command"]), "--boundaries") {
+		t.Errorf("grep -r sandboxed: status %d, %+v, stderr %q; want allow, rewritten with the rules", code, a, errOut)
+	}
+	out, errOut, code = hookRun(t, project, grep, append(args, "--sandbox")...)
+	if a := hookAnswer(t, out); code != 0 || a.PermissionDecision != "deny" {
+		t.Errorf("grep -r sandboxed without rules: status %d, %+v, stderr %q; want deny", code, a, errOut)
 	}
 
 	// A token the server does not know blocks the call.
