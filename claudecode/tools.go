@@ -3,6 +3,7 @@ package claudecode
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"strings"
 )
 
@@ -38,25 +39,31 @@ type builtin struct {
 	// alias is the Claude Code name its named calls are reviewed under, when not its own
 	// (MultiEdit is reviewed as one Edit per edit).
 	alias string
+	// paths are the fields of Claude Code's input that name files: a relative one is taken
+	// from the directory the call is made in.
+	paths []string
 }
+
+// filePath is the path field of Claude Code's file tools.
+var filePath = []string{"file_path"}
 
 // builtins are Claude Code's tools, as its documentation gives their input.
 var builtins = map[string]builtin{
 	"Bash": {kind: "shell_exec", named: same, native: fields(map[string]string{"command": "command"}, "cwd")},
-	"Read": {kind: "files_read", named: same, native: fields(map[string]string{"path": "file_path"}, "")},
-	"Write": {kind: "files_write", named: same,
+	"Read": {kind: "files_read", paths: filePath, named: same, native: fields(map[string]string{"path": "file_path"}, "")},
+	"Write": {kind: "files_write", paths: filePath, named: same,
 		native: fields(map[string]string{"path": "file_path", "content": "content"}, "")},
-	"Edit": {kind: "files_edit", named: same,
+	"Edit": {kind: "files_edit", paths: filePath, named: same,
 		native: fields(map[string]string{"path": "file_path", "old": "old_string", "new": "new_string"}, "")},
-	"MultiEdit": {kind: "files_edit", alias: "Edit", named: multiEdit(false), native: multiEdit(true)},
-	"Glob": {kind: "files_find", named: withPath("path"),
+	"MultiEdit": {kind: "files_edit", alias: "Edit", paths: filePath, named: multiEdit(false), native: multiEdit(true)},
+	"Glob": {kind: "files_find", paths: []string{"path"}, named: withPath("path"),
 		native: fields(map[string]string{"path": "path", "pattern": "pattern"}, "path")},
-	"Grep": {kind: "files_search", named: withPath("path"),
+	"Grep": {kind: "files_search", paths: []string{"path"}, named: withPath("path"),
 		native: fields(map[string]string{"path": "path", "query": "pattern"}, "path")},
 	"WebFetch":  {kind: "net_fetch", named: same, native: fields(map[string]string{"url": "url"}, "")},
 	"WebSearch": {kind: "net_search", named: same, native: fields(map[string]string{"query": "query"}, "")},
 	// A notebook cell's edit writes the notebook file.
-	"NotebookEdit": {kind: "files_write", alias: "Write",
+	"NotebookEdit": {kind: "files_write", alias: "Write", paths: []string{"notebook_path"},
 		named:  rename(map[string]string{"file_path": "notebook_path", "content": "new_source"}),
 		native: fields(map[string]string{"path": "notebook_path", "content": "new_source"}, "")},
 	// A subagent works in the project: its root is the session's directory; Claude Code's
@@ -94,6 +101,14 @@ func Map(tool string, input map[string]any, cwd string, declared Declared) ([]Ca
 	}
 	if kind, ok := declared(alias); ok && kind == b.kind {
 		name, conv = alias, b.named
+	}
+	if len(b.paths) > 0 {
+		input = maps.Clone(input)
+		for _, f := range b.paths {
+			if p, ok := input[f].(string); ok && p != "" && !filepath.IsAbs(p) && !strings.HasPrefix(p, "~") {
+				input[f] = filepath.Join(cwd, p)
+			}
+		}
 	}
 	inputs, err := conv(input, cwd)
 	if err != nil {
