@@ -499,3 +499,34 @@ func TestHookClaudeCodeAfterInit(t *testing.T) {
 		}
 	}
 }
+
+// TestHookClaudeCodeConcurrent: Claude Code runs the hooks of parallel tool calls at once; the
+// first ones make the store together, and every decision is recorded.
+func TestHookClaudeCodeConcurrent(t *testing.T) {
+	project := hookProject(t)
+	db := filepath.Join(t.TempDir(), "w.db")
+	const n = 6
+	errs := make(chan string, n)
+	for i := range n {
+		go func() {
+			ev, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": "Read",
+				"tool_input": map[string]any{"file_path": "main.go"}, "tool_use_id": fmt.Sprintf("toolu_par%d", i)})
+			out, errOut, code := hookRun(t, project, ev, "--db", db)
+			if code != 0 || !strings.Contains(out, `"permissionDecision":"allow"`) {
+				errs <- fmt.Sprintf("hook %d: status %d, stdout %q, stderr %q", i, code, out, errOut)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range n {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+	for i := range n {
+		if evs := callEvents(t, db, fmt.Sprintf("toolu_par%d", i)); len(evs) != 1 || evs[0].Decision != "allow" {
+			t.Errorf("hook %d recorded %+v", i, evs)
+		}
+	}
+}
