@@ -108,9 +108,11 @@ type Event struct {
 // exclusive; AfterID pages forward; Limit keeps the first events in ID order.
 type Filter struct {
 	Tenant, Session, Tool, Decision, Kind, CallID string
-	Since, Until                                  time.Time
-	AfterID                                       int64
-	Limit                                         int
+	// Harness selects the decisions judged for one agent runtime (Event.Harness).
+	Harness      string
+	Since, Until time.Time
+	AfterID      int64
+	Limit        int
 }
 
 // FilterError is a filter value that no event can have: it would select nothing, and read as

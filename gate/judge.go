@@ -41,6 +41,9 @@ func (g *Gate) Judge(ctx context.Context, s *Session, tool string, args map[stri
 		ctx = withCallStart(ctx)
 	}
 	sf := s.Review.Surface
+	if _, known := sf.Policy().Tool(tool); !known {
+		ctx = context.WithValue(ctx, unknownToolKey{}, true)
+	}
 	v := g.reviewer.Review(s.Review, tool, args)
 	if why := s.stopped().Load(); why != nil {
 		v.Add(review.Blocker{Code: verdict.RunLimit, Detail: *why, Decision: verdict.Deny}, sf)

@@ -17,6 +17,15 @@ type Observer func(e *audit.Event, elapsed time.Duration)
 
 type callStartKey struct{}
 
+// unknownToolKey marks the context of a call whose tool the policy does not know (one named by
+// a client of Judge, which may name anything): the observer sees its tool as unknownTool, so
+// that no client can grow a metric's labels without end. The audit trail keeps the name.
+type unknownToolKey struct{}
+
+// unknownTool is what an observer sees as the tool of a call whose tool the policy does not
+// know.
+const unknownTool = "(unknown)"
+
 // withCallStart marks ctx with the moment a call came to the gate.
 func withCallStart(ctx context.Context) context.Context {
 	return context.WithValue(ctx, callStartKey{}, time.Now())
@@ -30,6 +39,11 @@ func (g *Gate) observe(ctx context.Context, e *audit.Event) {
 	var elapsed time.Duration
 	if start, ok := ctx.Value(callStartKey{}).(time.Time); ok {
 		elapsed = time.Since(start)
+	}
+	if ctx.Value(unknownToolKey{}) != nil {
+		c := *e
+		c.Tool = unknownTool
+		e = &c
 	}
 	g.observer(e, elapsed)
 }

@@ -70,11 +70,11 @@ func New(src Sources) *Metrics {
 		logger: src.Logger,
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warden_decisions_total",
-			Help: "Calls decided and recorded, by tool and decision (allow, ask, deny). A call that asked is counted at ask, and again at allow once a person allowed it.",
+			Help: "Calls decided and recorded, by tool and decision (allow, ask, deny). A call that asked is counted at ask, and again at allow once a person allowed it. A call judged for an agent's own runtime (POST /api/v1/review) whose tool the policy does not know is counted under the tool (unknown).",
 		}, []string{"tool", "decision"}),
 		approvals: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "warden_approvals_total",
-			Help: "Answers to approval cards recorded, by decision and channel (api, cli, elicitation, deadline, canceled; empty for a standing approval).",
+			Help: "Answers to approval cards recorded, by decision and channel (api, cli, elicitation, deadline, canceled; empty for a standing approval). A card of an agent's own runtime that expired unanswered is counted at ask: its runtime may ask its user.",
 		}, []string{"decision", "channel"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "warden_decision_seconds",

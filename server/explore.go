@@ -80,7 +80,7 @@ const MaxReviewWait = 300 * time.Second
 // AgentReviewer judges calls that an agent's own runtime runs (POST /api/v1/review with an
 // agent token): the token binds the tenant, session role and profile, the decision is
 // recorded as a gateway call's is, and an ask opens a card that may be waited for. The
-// gateway implements it.
+// gateway implements it; implementations are safe for concurrent use.
 type AgentReviewer interface {
 	// ReviewFor judges q for the agent token tok, waiting at most wait for an ask's card.
 	ReviewFor(ctx context.Context, tok *auth.Token, q ReviewQuery, wait time.Duration) (*ReviewAnswer, error)
@@ -261,6 +261,9 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, tok *auth.T
 		}
 	}
 	switch {
+	case len(q.Tool) > 256:
+		bad("tool: want a tool's name, at most 256 characters")
+		return
 	case !validHarness(q.Harness):
 		bad(fmt.Sprintf("harness %q: want a name of letters, digits, '.', '_' and '-', at most 64 long (such as claude-code)", q.Harness))
 		return

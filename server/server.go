@@ -4,7 +4,9 @@
 // allowlists, through manage.Service), each tenant's stored hard blocks (ETag and If-Match on
 // every write) and the usage of runs
 // (turns and model dollars a harness reports, held to the run's limits), the explorer (a
-// session's surface, a call reviewed without running) and a live stream of approval cards.
+// session's surface, a call reviewed without running), the review of calls an agent's own
+// runtime runs (recorded, with a card to wait for when one asks) and a live stream of
+// approval cards.
 // Every other path goes to the web console, when there is one. Every /api request
 // needs a bearer token (H1): stored as a hash, carrying a role and, except for admins, a
 // tenant; another tenant's object is 404, so nothing leaks that it exists. The API describes
@@ -537,7 +539,7 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request) (int, bool) {
 func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f := audit.Filter{Tenant: tenantOf(caller(r)), Session: q.Get("session"), Tool: q.Get("tool"),
-		Decision: q.Get("decision"), Kind: q.Get("kind"), CallID: q.Get("call")}
+		Decision: q.Get("decision"), Kind: q.Get("kind"), CallID: q.Get("call"), Harness: q.Get("harness")}
 	// An unknown kind or decision would match nothing and read as "no such events".
 	if err := f.Check(); err != nil {
 		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", err.Error()}, nil)

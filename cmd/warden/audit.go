@@ -91,6 +91,7 @@ match (an unknown --kind or --decision, a time that is not RFC 3339) is a usage 
 	f.StringVar(&o.filter.Decision, "decision", "", "only this decision: allow, ask or deny")
 	f.StringVar(&o.filter.Kind, "kind", "", "only this kind: decision, approval, outcome, run, egress or boundaries")
 	f.StringVar(&o.filter.CallID, "call", "", "only the events of one call")
+	f.StringVar(&o.filter.Harness, "harness", "", "only the decisions judged for this agent runtime (claude-code, ...) through POST /api/v1/review")
 	f.StringVar(&o.since, "since", "", "only events at or after this time (RFC 3339)")
 	f.StringVar(&o.until, "until", "", "only events before this time (RFC 3339)")
 	f.Int64Var(&o.filter.AfterID, "after", 0, "only events after this id")

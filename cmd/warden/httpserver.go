@@ -34,7 +34,7 @@ func (b *httpBounds) register(cmd *cobra.Command) {
 	f := cmd.Flags()
 	f.DurationVar(&b.readHeader, "read-header-timeout", 5*time.Second, "how long a connection may take to send a request's header; one that has sent none by then is closed")
 	f.DurationVar(&b.read, "read-timeout", 30*time.Second, "how long a request's body may take to arrive, from the end of its header (then 408)")
-	f.DurationVar(&b.write, "write-timeout", 30*time.Second, "how long a REST response may take, from the end of the request's header; on /mcp, how long each write of a response or event stream may block")
+	f.DurationVar(&b.write, "write-timeout", 30*time.Second, "how long a REST response may take, from the end of the request's header; on /mcp and POST /api/v1/review (which may wait for a card), how long each write of a response or event stream may block")
 	f.DurationVar(&b.idle, "conn-idle-timeout", 60*time.Second, "how long a keep-alive connection is kept between requests")
 	f.IntVar(&b.maxConns, "max-conns", 1024, "the most connections open at once; past it, the one idle longest (or waiting longest for its first request) is closed to make room")
 	f.Int64Var(&b.maxAPIBody, "max-request-body", 1<<20, "the largest REST request body, in bytes (then 413); /mcp takes up to 4 MiB")
@@ -85,7 +85,8 @@ func (b *httpBounds) server(h http.Handler, logger *slog.Logger) (*http.Server, 
 // arrive whole within the read timeout (a request without one sets no read deadline: the
 // server watches its connection for the client going away, and a deadline would end that).
 // A REST response must be written within the write timeout; an /mcp response may stream for
-// as long as its call or session lasts, but no single write of it may block longer.
+// as long as its call or session lasts, and an agent's review wait for its card, but no single
+// write of either may block longer.
 func (b *httpBounds) handler(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
@@ -104,7 +105,13 @@ func (b *httpBounds) handler(h http.Handler) http.Handler {
 				return
 			}
 		}
-		_ = rc.SetWriteDeadline(now.Add(b.write))
+		if r.URL.Path == "/api/v1/review" {
+			// An agent's review may be held for a person's answer (its wait, up to
+			// server.MaxReviewWait): the answer's writes are bounded, not its wait.
+			w = &writeBound{ResponseWriter: w, rc: rc, timeout: b.write}
+		} else {
+			_ = rc.SetWriteDeadline(now.Add(b.write))
+		}
 		if r.ContentLength > b.maxAPIBody {
 			apiFail(w, http.StatusRequestEntityTooLarge, "too_large", fmt.Sprintf("a request body to %s is at most %d bytes", r.URL.Path, b.maxAPIBody))
 			return

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,7 +68,7 @@ func newBoundedServer(t *testing.T, b httpBounds) *boundedServer {
 	t.Cleanup(st.close)
 	mux := http.NewServeMux()
 	mux.Handle("/mcp", st.gateway.Handler())
-	mux.Handle("/", server.New(server.Options{Store: db, Broker: st.broker, Logger: logger, Boundaries: st.gateway}))
+	mux.Handle("/", server.New(server.Options{Store: db, Broker: st.broker, Logger: logger, Boundaries: st.gateway, Agents: st.gateway}))
 	hs, conns := b.server(mux, logger)
 	s := &boundedServer{db: db, st: st, conns: conns, idle: make(chan struct{}, 4096)}
 	state := hs.ConnState
@@ -357,4 +358,29 @@ func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	req = req.Clone(req.Context())
 	req.Header.Set("Authorization", "Bearer "+b.secret)
 	return http.DefaultTransport.RoundTrip(req)
+}
+
+// An agent's review held for its card outlasts the write timeout of REST answers: only the
+// answer's writes are bounded, not the wait before it.
+func TestReviewHeldPastTheWriteTimeout(t *testing.T) {
+	b := testBounds()
+	b.write = 20 * time.Millisecond
+	s := newBoundedServer(t, b)
+	agent := createToken(t, s.db, &auth.Token{Role: auth.RoleAgent, Tenant: "default", SessionRole: "person", Name: "hook"})
+	// The card expires after 0.5 s, long past the write timeout: then the answer is written.
+	body := `{"tool":"shell_exec","input":{"command":"rm -r build"},"harness":"claude-code","wait":0.5}`
+	req, _ := http.NewRequestWithContext(t.Context(), "POST", "http://"+s.addr+"/api/v1/review", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+agent)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var a struct {
+		Decision string
+		Card     struct{ State string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&a); err != nil || resp.StatusCode != http.StatusOK || a.Decision != "ask" || a.Card.State != "expired" {
+		t.Fatalf("%d %+v %v; want the answer, ask with the card expired", resp.StatusCode, a, err)
+	}
 }

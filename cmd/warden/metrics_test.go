@@ -32,7 +32,7 @@ type served struct {
 	ws    string
 }
 
-func serveForTest(t *testing.T) *served {
+func serveForTest(t testing.TB) *served {
 	t.Helper()
 	dir := t.TempDir()
 	db, err := sqlite.Open(t.Context(), filepath.Join(dir, "warden.db"))
@@ -62,7 +62,7 @@ func serveForTest(t *testing.T) *served {
 	return s
 }
 
-func createToken(t *testing.T, db appStore, tok *auth.Token) string {
+func createToken(t testing.TB, db appStore, tok *auth.Token) string {
 	t.Helper()
 	secret, hash, err := auth.NewSecret()
 	if err != nil {

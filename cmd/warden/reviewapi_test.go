@@ -167,6 +167,22 @@ func TestReviewAPIForAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("the audit trail by harness", func(t *testing.T) {
+		code, out := apiDo(t, "GET", s.url+"/api/v1/audit?harness=claude-code", s.admin, "")
+		var body struct{ Events []*audit.Event }
+		if code != http.StatusOK || json.Unmarshal(out, &body) != nil || len(body.Events) == 0 {
+			t.Fatalf("audit?harness=claude-code: %d %s", code, out)
+		}
+		for _, e := range body.Events {
+			if e.Harness != "claude-code" {
+				t.Errorf("audit?harness=claude-code gave %+v", e)
+			}
+		}
+		if code, out := apiDo(t, "GET", s.url+"/api/v1/audit?harness=nobody", s.admin, ""); code != http.StatusOK || !bytes.Contains(out, []byte(`"events": []`)) {
+			t.Errorf("audit?harness=nobody: %d %s", code, out)
+		}
+	})
+
 	t.Run("denied by a hard block", func(t *testing.T) {
 		a := s.reviewAs(t, s.agent, call("files_read", map[string]any{"path": ".env"}, nil))
 		if a.Decision != "deny" || !slices.Contains(a.Rules, "dotenv") || a.Card != nil {
@@ -312,4 +328,29 @@ func TestReviewAPIForAgents(t *testing.T) {
 			t.Errorf("an admin's review with a wait: %d %s; want 400", code, out)
 		}
 	})
+}
+
+// BenchmarkReviewAPIAllow is one allowed read judged for an agent's runtime over HTTP, as a
+// hook with --server makes it: the request, the review, the decision made durable in the
+// audit trail (SQLite), and the answer.
+func BenchmarkReviewAPIAllow(b *testing.B) {
+	s := serveForTest(b)
+	project := b.TempDir()
+	body, _ := json.Marshal(map[string]any{"tool": "files_read", "input": map[string]any{"path": "notes.txt"},
+		"workspace": project, "harness": "claude-code", "session": "bench"})
+	client := &http.Client{}
+	b.ResetTimer()
+	for b.Loop() {
+		req, _ := http.NewRequest("POST", s.url+"/api/v1/review", bytes.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+s.agent)
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b.Fatalf("status %d", resp.StatusCode)
+		}
+	}
 }

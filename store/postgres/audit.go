@@ -136,6 +136,7 @@ func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error)
 	eq("decision", f.Decision)
 	eq("kind", f.Kind)
 	eq("call_id", f.CallID)
+	eq("harness", f.Harness)
 	cmpTime := func(op string, t time.Time) {
 		if !t.IsZero() {
 			u, ns := ts(t)

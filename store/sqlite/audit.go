@@ -119,6 +119,7 @@ func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error)
 	eq("decision", f.Decision)
 	eq("kind", f.Kind)
 	eq("call_id", f.CallID)
+	eq("harness", f.Harness)
 	if !f.Since.IsZero() {
 		where, args = append(where, "time >= ?"), append(args, formatTime(f.Since))
 	}

@@ -110,7 +110,7 @@ func testAuditRoundTrip(t *testing.T, o Opener) {
 func matches(f audit.Filter, e *audit.Event) bool {
 	eq := func(want, got string) bool { return want == "" || want == got }
 	return eq(f.Tenant, e.Tenant) && eq(f.Session, e.Session) && eq(f.Tool, e.Tool) &&
-		eq(f.Decision, e.Decision) && eq(f.Kind, e.Kind) && eq(f.CallID, e.CallID) &&
+		eq(f.Decision, e.Decision) && eq(f.Kind, e.Kind) && eq(f.CallID, e.CallID) && eq(f.Harness, e.Harness) &&
 		(f.Since.IsZero() || !e.Time.Before(f.Since)) &&
 		(f.Until.IsZero() || e.Time.Before(f.Until)) &&
 		e.ID > f.AfterID
@@ -123,6 +123,7 @@ func testAuditQuery(t *testing.T, o Opener) {
 	sessions := []string{"s1", "s2", "s3"}
 	tools := []string{"files_read", "shell_exec", "mcp__github__github_comment", "mcp__firecrawl__scrape"}
 	decisions := []string{"allow", "ask", "deny", ""}
+	harnesses := []string{"", "", "claude-code", "ci-bot", "", "", "claude-code"}
 	kinds := []string{audit.KindDecision, audit.KindApproval, audit.KindOutcome, audit.KindDecision, audit.KindRun}
 	for i := range 40 {
 		e := &audit.Event{
@@ -133,6 +134,7 @@ func testAuditQuery(t *testing.T, o Opener) {
 			Session:  sessions[i%len(sessions)],
 			Tool:     tools[i%len(tools)],
 			Decision: decisions[i%len(decisions)],
+			Harness:  harnesses[i%len(harnesses)],
 		}
 		mustAppend(t, s, e)
 		events = append(events, e)
@@ -150,6 +152,8 @@ func testAuditQuery(t *testing.T, o Opener) {
 		{"decision", audit.Filter{Decision: "deny"}, 10},
 		{"kind", audit.Filter{Kind: audit.KindDecision}, 10},
 		{"call id", audit.Filter{CallID: "call-4"}, 3},
+		{"harness", audit.Filter{Harness: "claude-code"}, 10},
+		{"harness and tenant", audit.Filter{Harness: "ci-bot", Tenant: "t1"}, 2},
 		{"tenant and session", audit.Filter{Tenant: "t1", Session: "s1"}, 5},
 		{"tenant, tool and decision", audit.Filter{Tenant: "t1", Tool: "files_read", Decision: "allow"}, 2},
 		{"kind and tenant", audit.Filter{Kind: audit.KindOutcome, Tenant: "t1"}, 4},
