@@ -36,7 +36,7 @@ func newRootCmd() *cobra.Command {
 		"policy file (default ./"+defaultConfig+", else the built-in quickstart policy)")
 	root.AddCommand(newCheckCmd(opts), newSurfaceCmd(opts), newReviewCmd(opts), newDocsCmd(opts),
 		newServeCmd(opts), newMCPCmd(opts), newTokenCmd(opts), newBoundariesCmd(opts), newAuditCmd(), newApprovalsCmd(), newPinCmd(opts), newDiscoverCmd(opts),
-		newEgressCmd(), newExecCmd(), newVersionCmd(), newExportCmd(opts), newImportCmd(opts))
+		newEgressCmd(), newExecCmd(), newVersionCmd(), newExportCmd(opts), newImportCmd(opts), newHookCmd(opts))
 	root.AddCommand(newInitCmd())
 	documentEnv(root)
 	return root
