@@ -236,10 +236,25 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) int {
 	cp := make([]byte, len(p)+1)
 	copy(cp, p)
 	id, ok := statID(cp)
-	switch {
-	case !ok:
+	if !ok {
 		v.lost = true
 		return -1
+	}
+	return v.noteDep(p, cp, before, id, want)
+}
+
+// noteDep is dependID once p (cp, ending in NUL, not changed afterwards) has been looked at:
+// id is what statID said of it, looking after the time before. A View that shares a Dirs
+// looks at a directory before it asks about its names (dirOf): the answers hold as long as
+// the directory is what it was then, by the same rule.
+func (v *View) noteDep(p string, cp []byte, before int64, id fileID, want *syscall.Stat_t) int {
+	if v == nil || !v.recording || v.lost {
+		return -1
+	}
+	if i, ok := v.depOn[p]; ok {
+		return i
+	}
+	switch {
 	case id.errno == 0 && (id.ctime > before-int64(SeenMargin) || !trustedFS(p, id.dev)):
 		v.lost = true
 		return -1

@@ -130,8 +130,9 @@ var problemCodes = map[string]verdict.Code{
 }
 
 // judge reviews a call without signing it, using what m kept of an earlier review of the same
-// call where it still holds (m may be nil).
-func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
+// call where it still holds (m may be nil), and what earlier reviews found in the directories
+// it looks in, where each is unchanged (dirs, which may be nil: action.Dirs).
+func judge(s *Session, tool string, args map[string]any, m *memo, dirs *action.Dirs) Verdict {
 	var v Verdict
 	sf := s.Surface
 	if !sf.Has(tool) {
@@ -163,6 +164,7 @@ func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
 	}
 	view := action.NewView()
 	defer view.Release()
+	view.Share(dirs)
 	if kept {
 		view.Record()
 	}
