@@ -253,12 +253,16 @@ func (v *View) dirOf(dir string) *dirState {
 		return nil
 	}
 	kept := v.shared.get(dir)
-	st := &dirState{kept: kept}
+	if len(v.states) == cap(v.states) {
+		// a new array: the entries of the one before stay where they are, as checked holds them
+		v.states = make([]dirState, 0, max(8, 2*cap(v.states)))
+	}
+	v.states = append(v.states, dirState{kept: kept})
+	st := &v.states[len(v.states)-1]
 	if kept != nil {
 		st.path = kept.path
 	} else {
-		st.path = make([]byte, len(dir)+1)
-		copy(st.path, dir)
+		st.path = v.nulPath(dir)
 	}
 	st.before = time.Now().UnixNano()
 	var id fileID
@@ -325,7 +329,8 @@ func (v *View) publish() {
 		if st == nil || !st.ok || st.found.names == nil && st.found.links == nil && !st.found.listed {
 			continue
 		}
-		a := &st.found
+		a := new(dirAnswers)
+		*a = st.found
 		a.dir, a.path, a.id = dir, st.path, st.id
 		a.count = len(a.names) + len(a.links)
 		if st.kept != nil {

@@ -233,8 +233,7 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) int {
 		v.lost = true // relative, it depends on the working directory too; or no path at all
 		return -1
 	}
-	cp := make([]byte, len(p)+1)
-	copy(cp, p)
+	cp := v.nulPath(p)
 	id, ok := statID(cp)
 	if !ok {
 		v.lost = true
@@ -265,6 +264,21 @@ func (v *View) noteDep(p string, cp []byte, before int64, id fileID, want *sysca
 	v.depOn[p] = len(v.deps)
 	v.deps = append(v.deps, seenDep{path: cp, id: id, self: want != nil})
 	return len(v.deps) - 1
+}
+
+// nulPathChunk is the size of the memory a View takes at a time for the paths it keeps.
+const nulPathChunk = 1 << 10
+
+// nulPath returns p ending in NUL, in memory that v never reuses (a Seen or a Dirs may hold it
+// after v is released): one allocation for the many paths of a review.
+func (v *View) nulPath(p string) []byte {
+	if cap(v.paths)-len(v.paths) < len(p)+1 {
+		v.paths = make([]byte, 0, max(nulPathChunk, len(p)+1))
+	}
+	n := len(v.paths)
+	v.paths = append(v.paths, p...)
+	v.paths = append(v.paths, 0)
+	return v.paths[n:len(v.paths):len(v.paths)]
 }
 
 // dependParent notes what the directory of the name p is now (see depend).
@@ -310,8 +324,7 @@ func (v *View) dependLstat(p string, before int64, st *syscall.Stat_t, errno sys
 		d.final = true
 		return
 	}
-	n := seenName{path: make([]byte, len(p)+1), errno: errno}
-	copy(n.path, p)
+	n := seenName{path: v.nulPath(p), errno: errno}
 	if errno == 0 {
 		n.mode = st.Mode & syscall.S_IFMT
 	}

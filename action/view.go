@@ -42,6 +42,10 @@ type View struct {
 	// directory it asked about (nil: not one to keep answers of).
 	shared  *Dirs
 	checked map[string]*dirState
+	states  []dirState // where checked's entries are, reused by the next View
+
+	// paths holds paths ending in NUL that deps and Dirs keep (nulPath): never reused.
+	paths []byte
 }
 
 type viewStat struct {
@@ -88,6 +92,9 @@ func (v *View) Release() {
 		v.shared = nil
 	}
 	clear(v.checked)
+	clear(v.states)
+	v.states = v.states[:0]
+	v.paths = nil
 	clear(v.lstats)
 	clear(v.stats)
 	clear(v.links)
