@@ -328,6 +328,9 @@ func (v *View) dependLstat(p string, before int64, st *syscall.Stat_t, errno sys
 	if errno == 0 {
 		n.mode = st.Mode & syscall.S_IFMT
 	}
+	if d.names == nil {
+		d.names = make([]seenName, 0, 8) // most directories are asked about a few names
+	}
 	d.names = append(d.names, n)
 }
 
