@@ -41,8 +41,8 @@ type Dirs struct {
 // Hits reports how many answers Views took from d.
 func (d *Dirs) Hits() int64 { return d.hits.Load() }
 
-// The bounds of a Dirs: about dirsMax × (dirsMaxNames + dirsMaxListing) entries of some tens
-// of bytes each at most, a few megabytes.
+// The bounds of a Dirs: at most dirsMax × (dirsMaxNames + dirsMaxListing) entries of some tens
+// of bytes each, under 20 MB, and far less where directories are small.
 const (
 	dirsMax        = 512
 	dirsMaxNames   = 128
