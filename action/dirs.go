@@ -295,6 +295,10 @@ func (v *View) sharedLstat(p string) (s viewStat, st *dirState, ok bool) {
 	if i <= 0 || v == nil || v.shared == nil {
 		return viewStat{}, nil, false
 	}
+	switch p[i+1:] {
+	case "", ".", "..":
+		return viewStat{}, nil, false // not a name in the directory: neither taken nor kept
+	}
 	st = v.dirOf(p[:i])
 	if st == nil || !st.ok {
 		return viewStat{}, st, false

@@ -274,3 +274,37 @@ func TestDirsConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestDirsNotNames checks that lstat of a path ending in "/", "." or ".." is not answered as a
+// name in a directory from a kept listing.
+func TestDirsNotNames(t *testing.T) {
+	f := newDirsFixture(t)
+	d := action.NewDirs()
+	f.settle(t)
+	look := func(d *action.Dirs) string {
+		// the listings kept first, by a View of their own
+		v := action.NewView()
+		v.Share(d)
+		for _, dir := range []string{"/out", "/src", ""} {
+			if _, err := v.ReadDir(f.ws + dir); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v.Release()
+		v = action.NewView()
+		defer v.Release()
+		v.Share(d)
+		var b strings.Builder
+		for _, p := range []string{"/out/", "/out/.", "/out/..", "/dest/", "/out/a.txt/", "/dest/..", "/src/.", "/."} {
+			isDir, err := v.Lstat(f.ws + p)
+			fmt.Fprintf(&b, "%s: %v %v\n", p, isDir, err)
+		}
+		return strings.ReplaceAll(b.String(), f.dir, "DIR")
+	}
+	want := look(nil)
+	for range 2 {
+		if got := look(d); got != want {
+			t.Fatalf("through the Dirs:\n%s\nwant\n%s", got, want)
+		}
+	}
+}
