@@ -20,7 +20,7 @@ type dirsFixture struct {
 	r               *action.Resolver
 }
 
-func newDirsFixture(t *testing.T) *dirsFixture {
+func newDirsFixture(t testing.TB) *dirsFixture {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
@@ -47,7 +47,7 @@ func newDirsFixture(t *testing.T) *dirsFixture {
 	return f
 }
 
-func (f *dirsFixture) settle(t *testing.T) {
+func (f *dirsFixture) settle(t testing.TB) {
 	t.Helper()
 	settle(t, f.dir, f.ws, f.ws+"/out", f.ws+"/src", f.ws+"/src/deep", f.secret)
 }
@@ -307,4 +307,47 @@ func TestDirsNotNames(t *testing.T) {
 			t.Fatalf("through the Dirs:\n%s\nwant\n%s", got, want)
 		}
 	}
+}
+
+// FuzzDirs resolves and looks at paths in a fixed tree through Views that share one Dirs, and
+// checks that each answer is what a View that shares none gives: the Dirs, filled by the
+// paths before, must never answer otherwise for a tree that does not change.
+func FuzzDirs(f *testing.F) {
+	for _, s := range []string{"dest/token", "out/a.txt/", "out/./a.txt/..", "dest/../out//a.txt", "src/deep/../../dest/",
+		"../secret/token", "out/..", "out/.", "link2/x", "src/deep/", ".", "dest/./.", "out/a.txt/x/..", "dest/../.."} {
+		f.Add(s)
+	}
+	fx := newDirsFixture(f)
+	fx.settle(f)
+	d := action.NewDirs()
+	look := func(d *action.Dirs, p string) string {
+		v := action.NewView()
+		defer v.Release()
+		v.Share(d)
+		v.Record()
+		real, err := fx.r.In(v).Resolve("", p)
+		out := fmt.Sprintf("%s %v", real, err)
+		for _, q := range []string{fx.ws + "/" + p, real} {
+			isDir, err := v.Lstat(q)
+			out += fmt.Sprintf("; %v %v", isDir, err)
+			if isDir {
+				entries, err := v.ReadDir(q)
+				out += fmt.Sprintf(" %d %v", len(entries), err)
+			}
+		}
+		return out
+	}
+	f.Fuzz(func(t *testing.T, p string) {
+		if strings.IndexByte(p, 0) >= 0 || len(p) > 200 || strings.HasPrefix(p, "/") || strings.Count(p, "..") > 2 {
+			// only paths within the tree, which nothing changes: above it, /tmp changes
+			// between the two looks, whatever either looks through
+			return
+		}
+		want := look(nil, p)
+		for range 2 {
+			if got := look(d, p); got != want {
+				t.Fatalf("%q through the Dirs: %s; want %s", p, got, want)
+			}
+		}
+	})
 }
