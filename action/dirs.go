@@ -307,7 +307,9 @@ func (v *View) sharedLstat(p string) (s viewStat, st *dirState, ok bool) {
 		v.shared.hits.Add(1)
 	}
 	if _, pe := s.err.(*fs.PathError); ok && s.err != nil && !pe {
+		// missing from the listing: kept as a name too, so that its error is made once
 		s.err = &fs.PathError{Op: "lstat", Path: p, Err: s.err}
+		st.keepLstat(p, s, syscall.ENOENT)
 	}
 	return s, st, ok
 }
