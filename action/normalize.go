@@ -322,6 +322,7 @@ func (n *normalizer) shell() {
 		argv := all[start:len(all):len(all)] // capped: appending to one copies, never overwrites the next
 		n.a.Commands = append(n.a.Commands, Command{Argv: argv, Dir: c.Dir, Via: c.Via, Pos: c.Pos})
 	}
+	n.a.Effects = slices.Grow(n.a.Effects, len(an.Effects)) // a glob may add more
 	for _, e := range an.Effects {
 		n.globEffect(Effect{Op: Op(e.Op), Path: e.Path, Recursive: e.Recursive, Listing: e.Listing, From: e.From})
 	}

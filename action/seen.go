@@ -233,13 +233,27 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) int {
 		v.lost = true // relative, it depends on the working directory too; or no path at all
 		return -1
 	}
-	cp := make([]byte, len(p)+1)
-	copy(cp, p)
+	cp := v.nulPath(p)
 	id, ok := statID(cp)
-	switch {
-	case !ok:
+	if !ok {
 		v.lost = true
 		return -1
+	}
+	return v.noteDep(p, cp, before, id, want)
+}
+
+// noteDep is dependID once p (cp, ending in NUL, not changed afterwards) has been looked at:
+// id is what statID said of it, looking after the time before. A View that shares a Dirs
+// looks at a directory before it asks about its names (dirOf): the answers hold as long as
+// the directory is what it was then, by the same rule.
+func (v *View) noteDep(p string, cp []byte, before int64, id fileID, want *syscall.Stat_t) int {
+	if v == nil || !v.recording || v.lost {
+		return -1
+	}
+	if i, ok := v.depOn[p]; ok {
+		return i
+	}
+	switch {
 	case id.errno == 0 && (id.ctime > before-int64(SeenMargin) || !trustedFS(p, id.dev)):
 		v.lost = true
 		return -1
@@ -250,6 +264,21 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) int {
 	v.depOn[p] = len(v.deps)
 	v.deps = append(v.deps, seenDep{path: cp, id: id, self: want != nil})
 	return len(v.deps) - 1
+}
+
+// nulPathChunk is the size of the memory a View takes at a time for the paths it keeps.
+const nulPathChunk = 1 << 10
+
+// nulPath returns p ending in NUL, in memory that v never reuses (a Seen or a Dirs may hold it
+// after v is released): one allocation for the many paths of a review.
+func (v *View) nulPath(p string) []byte {
+	if cap(v.paths)-len(v.paths) < len(p)+1 {
+		v.paths = make([]byte, 0, max(nulPathChunk, len(p)+1))
+	}
+	n := len(v.paths)
+	v.paths = append(v.paths, p...)
+	v.paths = append(v.paths, 0)
+	return v.paths[n:len(v.paths):len(v.paths)]
 }
 
 // dependParent notes what the directory of the name p is now (see depend).
@@ -295,10 +324,12 @@ func (v *View) dependLstat(p string, before int64, st *syscall.Stat_t, errno sys
 		d.final = true
 		return
 	}
-	n := seenName{path: make([]byte, len(p)+1), errno: errno}
-	copy(n.path, p)
+	n := seenName{path: v.nulPath(p), errno: errno}
 	if errno == 0 {
 		n.mode = st.Mode & syscall.S_IFMT
+	}
+	if d.names == nil {
+		d.names = make([]seenName, 0, 8) // most directories are asked about a few names
 	}
 	d.names = append(d.names, n)
 }

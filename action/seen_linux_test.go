@@ -14,7 +14,7 @@ import (
 // settle waits until each path has been unchanged for longer than action.SeenMargin, so that
 // a recording View relies on what it sees there. It waits on the clock, polling the paths'
 // change times: the condition, not a guess at how long it takes.
-func settle(t *testing.T, paths ...string) {
+func settle(t testing.TB, paths ...string) {
 	t.Helper()
 	for _, p := range paths {
 		for {
@@ -33,7 +33,7 @@ func settle(t *testing.T, paths ...string) {
 
 // keepsCtime skips a test where the temporary directory is on a file system a View does not
 // rely on.
-func keepsCtime(t *testing.T, dir string) {
+func keepsCtime(t testing.TB, dir string) {
 	t.Helper()
 	var fs unix.Statfs_t
 	if err := unix.Statfs(dir, &fs); err != nil {

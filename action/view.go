@@ -36,6 +36,16 @@ type View struct {
 	recording, lost bool
 	deps            []seenDep
 	depOn           map[string]int // path → its index in deps
+
+	// shared and checked take answers from, and keep them in, what earlier Views found in
+	// the same directories (see Share, in dirs.go): checked is what this View knows of each
+	// directory it asked about (nil: not one to keep answers of).
+	shared  *Dirs
+	checked map[string]*dirState
+	states  []dirState // where checked's entries are, reused by the next View
+
+	// paths holds paths ending in NUL that deps and Dirs keep (nulPath): never reused.
+	paths []byte
 }
 
 type viewStat struct {
@@ -65,7 +75,7 @@ type viewDir struct {
 var views = sync.Pool{New: func() any {
 	return &View{lstats: map[string]viewStat{}, stats: map[string]viewStat{},
 		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{},
-		depOn: map[string]int{}}
+		depOn: map[string]int{}, checked: map[string]*dirState{}}
 }}
 
 // NewView returns an empty View. Release it when the review is over.
@@ -77,6 +87,14 @@ func (v *View) Release() {
 	if v == nil {
 		return
 	}
+	if v.shared != nil {
+		v.publish()
+		v.shared = nil
+	}
+	clear(v.checked)
+	clear(v.states)
+	v.states = v.states[:0]
+	v.paths = nil
 	clear(v.lstats)
 	clear(v.stats)
 	clear(v.links)
@@ -100,6 +118,24 @@ func (v *View) lstat(p string) (uint32, error) {
 	if s, ok := v.lstats[p]; ok {
 		return s.mode, s.err
 	}
+	s, dir, kept := v.sharedLstat(p)
+	if kept {
+		// Answered from what an earlier View found in p's directory, which one stat showed
+		// unchanged since (dirOf): the answer depends on it as one asked now would.
+		st := syscall.Stat_t{Mode: s.mode}
+		var errno syscall.Errno
+		if s.err != nil {
+			errno = syscall.ENOENT
+			if pe, ok := s.err.(*fs.PathError); ok {
+				errno, _ = pe.Err.(syscall.Errno)
+			}
+			v.dependLstat(p, dir.before, nil, errno)
+		} else {
+			v.dependLstat(p, dir.before, &st, 0)
+		}
+		v.lstats[p] = s
+		return s.mode, s.err
+	}
 	s, listed := v.fromListing(p)
 	if !listed {
 		before := v.clock()
@@ -109,9 +145,11 @@ func (v *View) lstat(p string) (uint32, error) {
 			errno, _ := err.(syscall.Errno)
 			v.dependLstat(p, before, nil, errno)
 			s = viewStat{err: &fs.PathError{Op: "lstat", Path: p, Err: err}}
+			dir.keepLstat(p, s, errno)
 		} else {
 			s = viewStat{mode: st.Mode & syscall.S_IFMT, size: st.Size}
 			v.dependLstat(p, before, &st, 0)
+			dir.keepLstat(p, s, 0)
 		}
 	}
 	v.lstats[p] = s
@@ -215,6 +253,19 @@ func (v *View) readlink(p string) (string, error) {
 			return l.target, l.err
 		}
 	}
+	var dir *dirState
+	if i := strings.LastIndexByte(p, '/'); i > 0 && v != nil {
+		if dir = v.dirOf(p[:i]); dir != nil && dir.ok && dir.kept != nil {
+			if target, ok := dir.kept.lookLink(p[i+1:]); ok {
+				v.shared.hits.Add(1)
+				if i := v.dependParent(p, dir.before); i >= 0 {
+					v.deps[i].final = true
+				}
+				v.links[p] = viewLink{target, nil}
+				return target, nil
+			}
+		}
+	}
 	before := v.clock()
 	target, err := os.Readlink(p)
 	if i := v.dependParent(p, before); i >= 0 {
@@ -225,6 +276,12 @@ func (v *View) readlink(p string) (string, error) {
 	}
 	if v != nil {
 		v.links[p] = viewLink{target, err}
+	}
+	if err == nil && dir != nil && dir.ok && len(dir.found.names)+len(dir.found.links) < dirsMaxNames {
+		if dir.found.links == nil {
+			dir.found.links = map[string]string{}
+		}
+		dir.found.links[p[strings.LastIndexByte(p, '/')+1:]] = target
 	}
 	return target, err
 }
@@ -251,6 +308,13 @@ func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 			return d.entries, d.err
 		}
 	}
+	st := v.dirOf(dir)
+	if st != nil && st.ok && st.kept != nil && st.kept.listed {
+		v.shared.hits.Add(1)
+		v.dependFinal(dir, st.before)
+		v.dirs[dir] = viewDir{st.kept.listing, nil}
+		return st.kept.listing, nil
+	}
 	before := v.clock()
 	entries, err := os.ReadDir(dir)
 	v.dependFinal(dir, before)
@@ -259,6 +323,9 @@ func (v *View) ReadDir(dir string) ([]fs.DirEntry, error) {
 	}
 	if v != nil && len(entries) <= maxKeptListing {
 		v.dirs[dir] = viewDir{entries, err}
+	}
+	if err == nil && st != nil && st.ok && len(entries) <= dirsMaxListing {
+		st.found.listing, st.found.listed = entries, true
 	}
 	return entries, err
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/wardenhq/warden/action"
@@ -115,10 +116,14 @@ func BenchmarkReview(b *testing.B) {
 		name string
 		tool string
 		args map[string]any
+		// mark, where set, is a part of the command that each review of the "first" form
+		// replaces with a counter of the same length, so that each reviews a command seen for
+		// the first time: neither its review nor its syntax tree is kept from before.
+		mark string
 	}{
-		{"files_write", "files_write", map[string]any{"path": "src/main.go", "content": "package main\n"}},
-		{"shell_exec", "shell_exec", map[string]any{"command": benchCommand}},
-		{"shell_exec_wide", "shell_exec", map[string]any{"command": benchCommandWide}},
+		{"files_write", "files_write", map[string]any{"path": "src/main.go", "content": "package main\n"}, ""},
+		{"shell_exec", "shell_exec", map[string]any{"command": benchCommand}, "count"},
+		{"shell_exec_wide", "shell_exec", map[string]any{"command": benchCommandWide}, "logs1"},
 	}
 	for _, c := range calls {
 		for _, n := range []int{10, 1000, 10000} {
@@ -134,6 +139,41 @@ func BenchmarkReview(b *testing.B) {
 				}
 				stop()
 			})
+			if c.mark == "" {
+				continue
+			}
+			fresh := newCommands(b, c.args["command"].(string), c.mark)
+			if v := rv.Review(s, c.tool, map[string]any{"command": fresh()}); v.Decision != verdict.Allow {
+				b.Fatalf("%s (first) with %d rules: %s; the benchmark reviews the allow path", c.name, n, v.Summary())
+			}
+			b.Run(fmt.Sprintf("%s/first/rules=%d", c.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				stop := cpuTimer(b)
+				for b.Loop() {
+					rv.Review(s, c.tool, map[string]any{"command": fresh()})
+				}
+				stop()
+			})
 		}
+	}
+}
+
+// newCommands returns a function that returns cmd with mark (which it must hold once) replaced
+// by a counter of as many digits, a different command each call for 10^len(mark) calls: more
+// than the reviewer and the parser keep, so that each is reviewed as a new command is.
+func newCommands(tb testing.TB, cmd, mark string) func() string {
+	tb.Helper()
+	i := strings.Index(cmd, mark)
+	if i < 0 || strings.Count(cmd, mark) != 1 {
+		tb.Fatalf("%q is not once in the command %q", mark, cmd)
+	}
+	buf := []byte(cmd)
+	n := 0
+	return func() string {
+		n++
+		for k, v := i+len(mark)-1, n; k >= i; k, v = k-1, v/10 {
+			buf[k] = byte('0' + v%10)
+		}
+		return string(buf)
 	}
 }

@@ -387,3 +387,52 @@ func TestMemoKeepsNoRulesAlive(t *testing.T) {
 	}
 	t.Fatal("the hard-block set of a kept review is still alive after five collections")
 }
+
+// TestDirsFirstReviewSeesChanges checks that the first review of a new command, which takes
+// what earlier reviews found in the directories it looks in (action.Dirs), sees a link swapped
+// and a file made since, as a reviewer that kept nothing sees them, the moment they are made.
+func TestDirsFirstReviewSeesChanges(t *testing.T) {
+	f := memoFixture(t)
+	r := newReviewer(t, nil)
+	s := f.session(t, quickstart(t), nil, surface.Spec{Role: "person"})
+	f.settle(t)
+	review := func(command string) review.Verdict {
+		t.Helper()
+		args := map[string]any{"command": command}
+		v := r.Review(s, "shell_exec", args)
+		sameVerdict(t, v, newReviewer(t, nil).Review(s, "shell_exec", args))
+		return v
+	}
+	if v := review("cat dest/token; ls dest/*; cat src/*.env | wc -l"); v.Decision != verdict.Allow {
+		t.Fatalf("first review: %s", v.Summary())
+	}
+	before := r.DirsHits()
+	if v := review("cat dest/token src/*.env; ls dest/* | wc -l"); v.Decision != verdict.Allow {
+		t.Fatalf("a new command in the same directories: %s", v.Summary())
+	}
+	if r.DirsHits() == before {
+		t.Fatal("the review of a new command in the same directories took nothing from the earlier one's")
+	}
+
+	if err := os.Remove(f.ws + "/dest"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../secret", f.ws+"/dest"); err != nil {
+		t.Fatal(err)
+	}
+	if v := review("cat dest/token && ls dest/*"); v.Decision != verdict.Deny || !slices.Contains(v.Rules, "secret") {
+		t.Fatalf("review of a new command after the swap: %s %v; want a deny by the rule secret", v.Summary(), v.Rules)
+	}
+	if err := os.WriteFile(f.ws+"/src/b.env", nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if v := review("cat src/*.env | sort"); v.Decision != verdict.Deny || !slices.Contains(v.Rules, "env") {
+		t.Fatalf("review of a new command after src/b.env was made: %s %v; want a deny by the rule env", v.Summary(), v.Rules)
+	}
+	settle(t, f.ws, f.ws+"/src")
+	for _, c := range []string{"cat src/*.env | sort -r", "cat src/*.env | sort -u"} {
+		if v := review(c); v.Decision != verdict.Deny || !slices.Contains(v.Rules, "env") {
+			t.Fatalf("review of %q once settled: %s %v; want a deny by the rule env", c, v.Summary(), v.Rules)
+		}
+	}
+}

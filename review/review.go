@@ -130,8 +130,9 @@ var problemCodes = map[string]verdict.Code{
 }
 
 // judge reviews a call without signing it, using what m kept of an earlier review of the same
-// call where it still holds (m may be nil).
-func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
+// call where it still holds (m may be nil), and what earlier reviews found in the directories
+// it looks in, where each is unchanged (dirs, which may be nil: action.Dirs).
+func judge(s *Session, tool string, args map[string]any, m *memo, dirs *action.Dirs) Verdict {
 	var v Verdict
 	sf := s.Surface
 	if !sf.Has(tool) {
@@ -163,6 +164,7 @@ func judge(s *Session, tool string, args map[string]any, m *memo) Verdict {
 	}
 	view := action.NewView()
 	defer view.Release()
+	view.Share(dirs)
 	if kept {
 		view.Record()
 	}
@@ -346,9 +348,30 @@ func checkBoundaries(v *Verdict, set *boundary.Set, view *action.View, a *action
 		}
 	}
 	if a.Command != "" {
+		// Each command's Normalized form, all of them slices of one string.
+		size := 0
+		for _, c := range a.Commands {
+			for _, w := range c.Argv {
+				size += len(w) + 1
+			}
+		}
+		var b strings.Builder
+		b.Grow(size)
+		bounds := make([]int, 0, 2*len(a.Commands))
+		for _, c := range a.Commands {
+			bounds = append(bounds, b.Len())
+			for k, w := range c.Argv {
+				if k > 0 {
+					b.WriteByte(' ')
+				}
+				b.WriteString(w)
+			}
+			bounds = append(bounds, b.Len())
+		}
+		all := b.String()
 		norm := make([]string, len(a.Commands))
-		for i, c := range a.Commands {
-			norm[i] = c.Normalized()
+		for i := range norm {
+			norm[i] = all[bounds[2*i]:bounds[2*i+1]]
 		}
 		hits = set.CheckCommand(a.Command, norm, hits[:0])
 		for _, h := range hits {

@@ -25,6 +25,9 @@ type Reviewer struct {
 	now  func() time.Time
 	macs sync.Pool // of keyed HMAC-SHA256 hashes
 	memo *memo     // recent reviews of commands (memo.go)
+	// dirs is what recent reviews found in directories, used where a directory is unchanged
+	// (action.Dirs).
+	dirs *action.Dirs
 }
 
 // Options configures a Reviewer. The zero value is usable: a random key for this process and
@@ -44,7 +47,7 @@ const DefaultTTL = 5 * time.Minute
 
 // New returns a Reviewer.
 func New(opt Options) (*Reviewer, error) {
-	r := &Reviewer{key: opt.Key, ttl: opt.TTL, now: opt.Now, memo: newMemo()}
+	r := &Reviewer{key: opt.Key, ttl: opt.TTL, now: opt.Now, memo: newMemo(), dirs: action.NewDirs()}
 	if r.key == nil {
 		r.key = make([]byte, 32)
 		if _, err := rand.Read(r.key); err != nil {
@@ -68,7 +71,7 @@ func New(opt Options) (*Reviewer, error) {
 // Review judges a call and, unless it is denied, signs the verdict with a token bound to the
 // session, the call's digest, the policy and hard-block revisions, and an expiry.
 func (r *Reviewer) Review(s *Session, tool string, args map[string]any) Verdict {
-	v := judge(s, tool, args, r.memo)
+	v := judge(s, tool, args, r.memo, r.dirs)
 	if v.Decision != verdict.Deny && v.Action != nil {
 		v.Token = r.sign(claims{
 			Session:    s.ID,
@@ -120,7 +123,7 @@ func (r *Reviewer) Execute(s *Session, token, tool string, args map[string]any, 
 		v.block(Blocker{Code: CodeTokenInvalid, Detail: err.Error(), Decision: verdict.Deny})
 		return v, err
 	}
-	v := judge(s, tool, args, r.memo)
+	v := judge(s, tool, args, r.memo, r.dirs)
 	switch {
 	case v.Decision == verdict.Allow:
 	case v.Decision == verdict.Ask && c.Decision == decisionApproved:

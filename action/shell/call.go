@@ -144,7 +144,13 @@ func (s *strip) chdir(a arg, who string) {
 // found.
 func (w *walker) run(st *state, inv invocation) {
 	args := inv.args
-	s := strip{w: w, dir: inv.dir}
+	// The wrappers' state and the call escape (through the tables of functions): one
+	// allocation holds both.
+	f := &struct {
+		s strip
+		c call
+	}{s: strip{w: w, dir: inv.dir}}
+	s := &f.s
 	shell := inv.shell
 	first := args[0]
 	isFunc := shell && first.lit() && !strings.Contains(first.val, "/") && len(w.a.funcs[first.val]) > 0
@@ -156,8 +162,8 @@ func (w *walker) run(st *state, inv invocation) {
 		if wr == nil {
 			break
 		}
-		before := s
-		n := wr.apply(&s, base, args[1:])
+		before := *s
+		n := wr.apply(s, base, args[1:])
 		if n < 0 { // the wrapper runs no command: it is the command
 			break
 		}
@@ -226,7 +232,8 @@ func (w *walker) run(st *state, inv invocation) {
 			w.globListing(idx, inv.dir, a)
 		}
 	}
-	c := &call{w: w, st: st, idx: idx, name: name, args: rest, dir: s.dir, redirs: inv.redirs,
+	c := &f.c
+	*c = call{w: w, st: st, idx: idx, name: name, args: rest, dir: s.dir, redirs: inv.redirs,
 		shell: shell, input: s.input, pos: inv.pos, text: inv.text}
 	if s.input != "" {
 		c.redirs = nil

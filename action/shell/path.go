@@ -93,7 +93,12 @@ func (w *walker) path(dir string, a arg, why string) (p string, glob, ok bool) {
 	if special(lex) {
 		return "", false, false
 	}
-	p, err := w.a.resolve(dir, v)
+	var err error
+	if strings.Contains(v, "..") {
+		p, err = w.a.resolve(dir, v)
+	} else {
+		p, err = w.a.resolveClean(lex) // what resolve would join and clean first
+	}
 	if err != nil {
 		w.unknown("path could not be resolved: "+err.Error(), a.src, a.pos)
 		p = lex
@@ -133,11 +138,7 @@ func (a *analyzer) resolve(dir, v string) (string, error) {
 		if !filepath.IsAbs(v) {
 			p = dir + "/" + v
 		}
-		p = filepath.Clean(p)
-		if a.opt.Resolve == nil {
-			return p, nil
-		}
-		return a.real(p)
+		return a.resolveClean(filepath.Clean(p))
 	}
 	p := dir
 	if filepath.IsAbs(v) {
@@ -168,6 +169,14 @@ func (a *analyzer) resolve(dir, v string) (string, error) {
 		}
 	}
 	p = filepath.Clean(p)
+	if a.opt.Resolve == nil {
+		return p, nil
+	}
+	return a.real(p)
+}
+
+// resolveClean is resolve of an absolute, clean path with no "..".
+func (a *analyzer) resolveClean(p string) (string, error) {
 	if a.opt.Resolve == nil {
 		return p, nil
 	}

@@ -18,6 +18,7 @@ const maxSteps = 20000
 // analyzer holds one analysis.
 type analyzer struct {
 	opt      Options
+	srcLen   int // the command's length, to size the results
 	maxDepth int
 	res      *Analysis
 	effects  map[Effect]struct{}
@@ -100,6 +101,7 @@ func sameState(x, y state) bool {
 func newWalker(src string, opt Options) *walker {
 	a := &analyzer{
 		opt:      opt,
+		srcLen:   len(src),
 		maxDepth: opt.MaxNesting,
 		res:      &Analysis{},
 	}
@@ -142,6 +144,10 @@ func (w *walker) file(f *syntax.File) {
 // result accessors
 
 func (w *walker) record(c Command) int {
+	if w.a.res.Commands == nil {
+		// room for the commands a line of this length usually holds, in one allocation
+		w.a.res.Commands = make([]Command, 0, min(1+w.a.srcLen/24, 64))
+	}
 	w.a.res.Commands = append(w.a.res.Commands, c)
 	return len(w.a.res.Commands) - 1
 }
@@ -151,6 +157,9 @@ func (w *walker) record(c Command) int {
 const linearDedup = 16
 
 func (a *analyzer) addEffect(e Effect) {
+	if a.res.Effects == nil {
+		a.res.Effects = make([]Effect, 0, min(2+a.srcLen/12, 128)) // as record
+	}
 	addNew(&a.res.Effects, &a.effects, e)
 }
 
