@@ -313,6 +313,17 @@ func TestReviewAPIForAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("the body cannot claim another model than the token binds", func(t *testing.T) {
+		bound := createToken(t, s.db, &auth.Token{Role: auth.RoleAgent, Tenant: "default", SessionRole: "person", Name: "bound", Model: "model-a"})
+		b, _ := json.Marshal(call("files_read", map[string]any{"path": "notes.txt"}, map[string]any{"model": "model-b"}))
+		if code, out := apiDo(t, "POST", s.url+"/api/v1/review", bound, string(b)); code != http.StatusBadRequest || !bytes.Contains(out, []byte("binds the model model-a")) {
+			t.Errorf("a body stating another model: %d %s; want 400 naming the token's model", code, out)
+		}
+		if a := s.reviewAs(t, bound, call("files_read", map[string]any{"path": "notes.txt"}, map[string]any{"model": "model-a"})); a.Decision != "allow" {
+			t.Errorf("a body stating the token's own model: %+v; want allow", a)
+		}
+	})
+
 	t.Run("a person's review explores", func(t *testing.T) {
 		before := len(s.events(t, ""))
 		b, _ := json.Marshal(map[string]any{"tool": "shell_exec", "input": map[string]any{"command": "rm -r build"}, "role": "person", "workspace": project})
