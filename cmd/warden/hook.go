@@ -91,6 +91,7 @@ status 2 with the reason on stderr, which Claude Code takes for a block. See doc
 	f.StringVar(&o.spec.Tenant, "tenant", "", "tenant id (default: the policy's only tenant, or the one named default)")
 	f.StringVar(&o.spec.Harness, "harness", "", "the policy's harness id (default: "+harnessClaudeCode+" where the policy declares it, else default)")
 	f.BoolVar(&o.spec.Owner, "owner", false, "treat the tenant as the deployment owner's")
+	f.StringVar(&o.spec.Model, "model", "", "the model Claude Code runs on, where the policy routes by model (models:); none stated is not certified")
 	f.StringVar(&o.policy, "policy", "", "the policy file (default: -c, else ./"+defaultConfig+", else the built-in quickstart policy)")
 	f.StringVar(&o.boundaries, "boundaries", "", "hard-block rules in BURROW's stored format (a JSON file), in place of the tenant's stored document")
 	o.store.register(cmd)

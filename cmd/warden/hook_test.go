@@ -530,3 +530,46 @@ func TestHookClaudeCodeConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestHookClaudeCodeModel: where the policy routes by model, the hook's --model decides the
+// route as a session's model does: a held-back model (or none) outside the owner's tenant
+// gets the read-only route, so a Write is refused; a certified model keeps it, and so does the
+// owner's tenant (--owner).
+func TestHookClaudeCodeModel(t *testing.T) {
+	project := hookProject(t)
+	pol := hookPolicy(t)
+	data, err := os.ReadFile(pol)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A guest tenant beside the quickstart's own (the owner's, where every model runs).
+	withGuest := strings.Replace(string(data), "    owner: true\n", "    owner: true\n  - id: guest\n    name: Guest\n", 1)
+	if withGuest == string(data) {
+		t.Fatal("the quickstart's tenant is not where the test expects it")
+	}
+	writeFile(t, pol, withGuest+`
+models:
+  - id: model-certified
+  - id: model-held-back
+    certified: false
+`)
+	db := filepath.Join(t.TempDir(), "w.db")
+	write := hookFixture(t, "write", project)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--model", "model-certified"}, "allow"},
+		{[]string{"--model", "model-held-back"}, "deny"},
+		{nil, "deny"}, // no model stated: not certified
+		{[]string{"--model", "model-held-back", "--owner"}, "allow"},
+	} {
+		out, errOut, code := hookRun(t, project, write, append([]string{"--policy", pol, "--db", db, "--tenant", "guest"}, tt.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: status %d, stderr %q", tt.args, code, errOut)
+		}
+		if a := hookAnswer(t, out); a.PermissionDecision != tt.want {
+			t.Errorf("%v: a Write answered %s (%s); want %s", tt.args, a.PermissionDecision, a.PermissionDecisionReason, tt.want)
+		}
+	}
+}
