@@ -242,8 +242,8 @@ func TestArgumentsThatDoNotMatchTheSchemaAreToolErrors(t *testing.T) {
 	cs := r.connect(secret, nil)
 	s := r.sessionOf(cs)
 	for _, c := range []struct{ what, args, says string }{
-		{"a number for a path", `{"path":5}`, "got number, want string"},
-		{"a missing required argument", `{}`, "missing property 'path'"},
+		{"a number for a path", `{"path":5}`, `input schema: validating /properties/path: type: 5 has type \"integer\", want \"string\"`},
+		{"a missing required argument", `{}`, `input schema: required: missing properties: [\"path\"]`},
 		{"arguments that are not an object", `["notes.txt"]`, "must be a JSON object"},
 	} {
 		got := r.post(secret, cs.ID(), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"files_read","arguments":`+c.args+`}}`)

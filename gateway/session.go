@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/approval"
@@ -88,7 +87,7 @@ type entry struct {
 	def    *mcp.Tool
 	up     *upstream          // nil for Warden's own tools
 	remote string             // the upstream's name for it
-	schema *jsonschema.Schema // nil: left to the upstream to enforce
+	schema *jsonschema.Resolved // nil: left to the upstream to enforce
 	digest string             // of the definition, to notice a change
 	// binds: an upstream tool whose input schema declares protectedBindings; Warden resolves
 	// the handles in that argument to their values for this call only.
@@ -577,24 +576,33 @@ const protectedBindings = "protectedBindings"
 
 // compileSchema compiles a tool's input schema for checking arguments; a schema that cannot be
 // compiled (a remote reference, a dialect the validator does not know) is left to the tool.
-func compileSchema(schema any) *jsonschema.Schema {
+//
+// The validator is the one the go-sdk itself uses (github.com/google/jsonschema-go), which
+// knows draft 2020-12 (a schema that names no dialect is read as one) and draft-07, what MCP
+// servers write (the TypeScript SDK's zod schemas are draft-07; the Go and Python SDKs' are
+// 2020-12). A schema of another draft is not guessed at: it is left to the tool. It validates
+// a string without copying it, and costs a process nothing at start, where a validator that
+// compiles its meta-schemas in an init function costs every warden command (a Claude Code
+// hook runs one per tool call) several milliseconds.
+func compileSchema(schema any) *jsonschema.Resolved {
 	raw, err := json.Marshal(schema)
 	if err != nil {
 		return nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	var doc jsonschema.Schema
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil
+	}
+	switch strings.TrimSuffix(doc.Schema, "#") {
+	case "", "https://json-schema.org/draft/2020-12/schema", "http://json-schema.org/draft-07/schema", "https://json-schema.org/draft-07/schema":
+	default:
+		return nil
+	}
+	r, err := doc.Resolve(nil)
 	if err != nil {
 		return nil
 	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("urn:warden:input", doc); err != nil {
-		return nil
-	}
-	sch, err := c.Compile("urn:warden:input")
-	if err != nil {
-		return nil
-	}
-	return sch
+	return r
 }
 
 // renamed is an upstream's tool under its namespaced name.
@@ -785,7 +793,8 @@ func (s *session) serveCall(ctx context.Context, req *mcp.CallToolRequest) (call
 	}
 	if e.schema != nil {
 		if err := e.schema.Validate(args); err != nil {
-			return callOutcome{sdk: s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+err.Error())}, nil
+			why := strings.TrimPrefix(err.Error(), "validating root: ") // every error starts so
+			return callOutcome{sdk: s.invalid(ctx, name, args, "the arguments do not match the tool's input schema: "+why)}, nil
 		}
 	}
 
