@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/approval"
@@ -85,10 +85,10 @@ type session struct {
 type entry struct {
 	tool   *policy.Tool
 	def    *mcp.Tool
-	up     *upstream          // nil for Warden's own tools
-	remote string             // the upstream's name for it
+	up     *upstream            // nil for Warden's own tools
+	remote string               // the upstream's name for it
 	schema *jsonschema.Resolved // nil: left to the upstream to enforce
-	digest string             // of the definition, to notice a change
+	digest string               // of the definition, to notice a change
 	// binds: an upstream tool whose input schema declares protectedBindings; Warden resolves
 	// the handles in that argument to their values for this call only.
 	binds bool
