@@ -151,6 +151,14 @@ type Log interface {
 	Query(ctx context.Context, f Filter) ([]*Event, error)
 }
 
+// Journaler is implemented by logs that can make an event durable before they index it (the
+// SQLite store's decision journal): Journal returns once the event would survive the process's
+// death, and sets no ID (the log assigns it when it indexes the event); a Query of the same log
+// sees the event.
+type Journaler interface {
+	Journal(ctx context.Context, e *Event) error
+}
+
 // Batcher is implemented by logs that can append several events in one commit, which is
 // cheaper than one commit each. AppendAll is all or nothing, and sets each event's ID.
 type Batcher interface {

@@ -128,7 +128,7 @@ func newRig(ctx context.Context, dir string) (_ *rig, err error) {
 	r.urls[kindProxy] = proxyURL
 
 	// Warden, as warden serve runs it, on SQLite.
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "warden.db"))
+	db, err := sqlite.OpenWith(ctx, filepath.Join(dir, "warden.db"), sqlite.Options{Journal: true}) // as warden serve
 	if err != nil {
 		return nil, fmt.Errorf("the store: %w", err)
 	}

@@ -80,7 +80,9 @@ func openCrashStore(ctx context.Context, where string) (storetest.Store, error) 
 	if strings.HasPrefix(where, "postgres://") || strings.HasPrefix(where, "postgresql://") {
 		return postgres.Open(ctx, where)
 	}
-	return sqlite.Open(ctx, where)
+	// The decision journal on: a decision is in the journal when the call runs, and indexed
+	// by whoever opens the store next.
+	return sqlite.OpenWith(ctx, where, sqlite.Options{Journal: true})
 }
 
 func crashSessions(t testing.TB, g *gate.Gate, ws string) []*gate.Session {

@@ -439,7 +439,15 @@ func (g *Gate) append(ctx context.Context, e audit.Event, kind string, d verdict
 		sp := *spend
 		e.Spend = &sp
 	}
-	if err := g.log.Append(ctx, &e); err != nil {
+	// The decision is durable before the call runs either way; a log with a journal makes it
+	// so without waiting for its index (store/sqlite's Options.Journal).
+	var err error
+	if j, ok := g.log.(audit.Journaler); ok {
+		err = j.Journal(ctx, &e)
+	} else {
+		err = g.log.Append(ctx, &e)
+	}
+	if err != nil {
 		return fmt.Errorf("%w: %v", ErrNotRecorded, err)
 	}
 	g.observe(ctx, &e)

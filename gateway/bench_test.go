@@ -157,7 +157,7 @@ func newBenchRig(b *testing.B) *benchRig {
 	br.proxyURL = proxySrv.URL
 
 	dir := b.TempDir()
-	db, err := sqlite.Open(ctx, filepath.Join(dir, "warden.db"))
+	db, err := sqlite.OpenWith(ctx, filepath.Join(dir, "warden.db"), sqlite.Options{Journal: true})
 	if err != nil {
 		b.Fatal(err)
 	}

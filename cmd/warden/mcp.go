@@ -78,6 +78,7 @@ store. Logs go to standard error.` + envHelp,
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
 	o.store.register(cmd)
 	o.store.creates = true
+	o.store.journal = true
 	o.sandbox.register(cmd)
 	o.logs.register(cmd, "warn")
 	return cmd

@@ -88,6 +88,7 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + e
 	cmd.Flags().DurationVar(&o.clientTTL, "client-token-ttl", 24*time.Hour, "how long the token printed by --client-token stays good (each start prints a new one)")
 	o.store.register(cmd)
 	o.store.creates = true
+	o.store.journal = true
 	o.sandbox.register(cmd)
 	o.bounds.register(cmd)
 	o.logs.register(cmd, "info")

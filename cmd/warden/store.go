@@ -51,6 +51,9 @@ type storeOptions struct {
 	hasCreate bool
 	// creates makes the SQLite file without being asked (serve, mcp).
 	creates bool
+	// journal: the long-running gateway (serve, mcp) writes decisions to the store's decision
+	// journal, indexed behind the calls (sqlite.Options.Journal).
+	journal bool
 }
 
 func (o *storeOptions) register(cmd *cobra.Command) {
@@ -96,7 +99,7 @@ func (o *storeOptions) files() []string {
 	if err != nil {
 		return nil
 	}
-	return []string{abs, abs + "-wal", abs + "-shm", abs + "-journal"}
+	return []string{abs, abs + "-wal", abs + "-shm", abs + "-journal", sqlite.JournalPath(abs)}
 }
 
 // open opens the chosen store, and says which it is.
@@ -122,7 +125,7 @@ func (o *storeOptions) open(ctx context.Context) (appStore, string, error) {
 			return nil, "", err
 		}
 	}
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.OpenWith(ctx, path, sqlite.Options{Journal: o.journal})
 	if err != nil {
 		return nil, "", err
 	}

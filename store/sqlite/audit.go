@@ -104,6 +104,12 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 
 // Query returns matching events in ID order. Since is inclusive, Until exclusive.
 func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error) {
+	if db.j != nil {
+		// What this process journaled before the query is in it.
+		if err := db.j.sync(ctx); err != nil {
+			return nil, fmt.Errorf("query audit events: %w", err)
+		}
+	}
 	var (
 		where []string
 		args  []any

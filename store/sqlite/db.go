@@ -56,6 +56,9 @@ type Options struct {
 	// PollInterval is how often watched cards are checked for answers given by other processes
 	// (0: DefaultPollInterval).
 	PollInterval time.Duration
+	// Journal makes Journal write decisions to the store's decision journal, indexed into
+	// audit_events behind the calls (see journal.go), where this process can hold it.
+	Journal bool
 }
 
 // DB is a Warden store in one SQLite file. It is safe for concurrent use; see the package
@@ -81,6 +84,8 @@ type DB struct {
 	objects objectWatch   // management-plane object watchers
 	// appends commits concurrent audit appends together (see Append).
 	appends *group.Commit[pendingEvent]
+	// j is the decision journal this process holds (Options.Journal), or nil.
+	j *journal
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer
@@ -164,6 +169,11 @@ func (db *DB) open(ctx context.Context) error {
 	if err := db.rs.prepare(ctx, db.r); err != nil {
 		return fmt.Errorf("prepare: %w", err)
 	}
+	// What a journal holds beyond journal_state (a process died with it) is indexed before
+	// anything reads the store; with Options.Journal, the journal is kept for this process.
+	if db.j, err = db.openJournal(ctx, db.opts.Journal); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -193,6 +203,10 @@ func (db *DB) walMode(ctx context.Context) error {
 // Close stops the watch poller and closes the database. Calls after Close fail with ErrClosed;
 // closing twice is harmless.
 func (db *DB) Close() error {
+	var jerr error
+	if db.j != nil {
+		jerr = db.j.close() // indexes what is pending while the writer is still open
+	}
 	db.mu.Lock()
 	if db.closed.Load() {
 		db.mu.Unlock()
@@ -202,7 +216,7 @@ func (db *DB) Close() error {
 	db.mu.Unlock()
 	close(db.stop)
 	db.bg.Wait()
-	return db.closeConns()
+	return errors.Join(jerr, db.closeConns())
 }
 
 func (db *DB) closeConns() error {

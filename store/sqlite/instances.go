@@ -42,6 +42,11 @@ func (db *DB) Recover(ctx context.Context, r instance.Recovery) (*instance.Recov
 	if r.At.IsZero() {
 		r.At = time.Now()
 	}
+	// A reservation is settled or released by whether its call's decision is on record: every
+	// decision journaled is indexed first.
+	if err := db.indexJournal(ctx); err != nil {
+		return nil, fmt.Errorf("recover: %w", err)
+	}
 	stale, at := formatTime(r.StaleBefore), formatTime(r.At)
 	var got *instance.Recovered
 	err := db.tx(ctx, func(*sql.Conn) error {

@@ -336,12 +336,19 @@ func TestReopenKeepsEverything(t *testing.T) {
 // what was left open.
 func TestCrashKeepsCommitted(t *testing.T) {
 	if path := os.Getenv("WARDEN_SQLITE_CRASH_CHILD"); path != "" {
-		crashChild(path)
+		crashChild(path, os.Getenv("WARDEN_SQLITE_CRASH_JOURNAL") != "")
 		return
 	}
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
+	// Decisions appended (committed to SQLite), and decisions journaled (Options.Journal: on
+	// disk in the journal when Journal returns, indexed by whoever opens the store next).
+	t.Run("append", func(t *testing.T) { crashKeepsCommitted(t, false) })
+	t.Run("journal", func(t *testing.T) { crashKeepsCommitted(t, true) })
+}
+
+func crashKeepsCommitted(t *testing.T, journal bool) {
 	path := filepath.Join(t.TempDir(), "crash.db")
 	db := open(t, path)
 	if err := db.StartRun(t.Context(), &budget.Run{ID: "run-1", Tenant: "t1", Profile: "p", Day: "2026-03-14",
@@ -352,6 +359,9 @@ func TestCrashKeepsCommitted(t *testing.T) {
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestCrashKeepsCommitted$")
 	cmd.Env = append(os.Environ(), "WARDEN_SQLITE_CRASH_CHILD="+path)
+	if journal {
+		cmd.Env = append(cmd.Env, "WARDEN_SQLITE_CRASH_JOURNAL=1")
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -450,9 +460,12 @@ func TestCrashKeepsCommitted(t *testing.T) {
 }
 
 // crashChild reserves, appends and settles until it is killed, saying what returned.
-func crashChild(path string) {
+func crashChild(path string, journal bool) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, path)
+	db, err := sqlite.OpenWith(ctx, path, sqlite.Options{Journal: journal})
+	if journal && err == nil && !db.Journaling() {
+		err = errors.New("the child does not hold the journal")
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
@@ -464,7 +477,7 @@ func crashChild(path string) {
 			os.Exit(2)
 		}
 		fmt.Println("reserved", i)
-		if err := db.Append(ctx, &audit.Event{Kind: audit.KindDecision, CallID: "call-" + strconv.Itoa(i), Decision: "allow"}); err != nil {
+		if err := db.Journal(ctx, &audit.Event{Time: time.Now(), Kind: audit.KindDecision, CallID: "call-" + strconv.Itoa(i), Decision: "allow"}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}

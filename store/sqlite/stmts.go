@@ -26,7 +26,8 @@ type writeStmts struct {
 	updateBeat, insertInstance                        *sql.Stmt
 	deadReservations, deadRuns, deadCards, forgetDead *sql.Stmt
 
-	appendEvent *sql.Stmt
+	appendEvent  *sql.Stmt
+	journalState *sql.Stmt // upsert: how far the decision journal is indexed
 
 	createToken, revokeToken *sql.Stmt
 }
@@ -119,6 +120,9 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
 			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+
+		{&s.journalState, `INSERT INTO journal_state (id, generation, position) VALUES (1, ?, ?)
+			ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, position = excluded.position`},
 
 		{&s.createToken, `INSERT INTO tokens (` + tokenColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
