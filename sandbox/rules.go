@@ -38,7 +38,7 @@ var homeSecrets = []string{
 // pathVar (its PATH) read-only, the workspace read-write, minus the hidden paths. run is the
 // run's own temporary directory.
 func planFS(run, ws string, extraRO, hidden []string, pathVar string) (fsPlan, error) {
-	p := fsPlan{Root: filepath.Join(run, "root"), Tmp: filepath.Join(run, "tmp"), Workspace: ws}
+	p := fsPlan{Root: run, Tmp: filepath.Join(run, "tmp"), Workspace: ws}
 	if ws == "/" {
 		return fsPlan{}, errors.New("sandbox: the workspace cannot be /")
 	}

@@ -216,9 +216,6 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if err := os.Mkdir(plan.Root, 0o700); err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
-	}
 	if err := os.Mkdir(plan.Tmp, 0o700); err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}

@@ -48,6 +48,13 @@ func buildRoot(p Plan) (rules, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return rules{}, fmt.Errorf("making the mounts private: %w", err)
 	}
+	// The root's tmpfs covers the run's directory, which holds the host directory of the
+	// sandbox's /tmp: a copy of that directory's mount is taken first, and attached inside.
+	tmp, err := unix.OpenTree(unix.AT_FDCWD, p.Tmp, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return rules{}, fmt.Errorf("copying the mount of /tmp: %w", err)
+	}
+	defer unix.Close(tmp)
 	if err := unix.Mount("tmpfs", p.Root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, rootTmpfs); err != nil {
 		return rules{}, fmt.Errorf("mounting the root: %w", err)
 	}
@@ -60,7 +67,7 @@ func buildRoot(p Plan) (rules, error) {
 	r := rules{RODirs: []string{"/"}, RWDirs: []string{p.Workspace, "/tmp", "/run", "/dev/shm"}}
 
 	// The sandbox's own: /tmp, /run (and /var/run, /var/tmp), /dev, /proc.
-	if err := b.mountPath(p.Tmp, "/tmp", "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+	if err := b.attach(tmp, "/tmp", true, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 		return rules{}, err
 	}
 	if err := b.mountPath("tmpfs", "/run", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, runTmpfs); err != nil {
@@ -211,10 +218,16 @@ func (b builder) bind(path string, rw bool) error {
 	if !rw {
 		attr |= unix.MOUNT_ATTR_RDONLY
 	}
+	return b.attach(tree, path, st.Mode&unix.S_IFMT == unix.S_IFDIR, attr)
+}
+
+// attach restricts the detached copy of a mount tree (and every mount below it) with attr
+// and attaches it at path inside the new root, through a descriptor of its mount point.
+func (b builder) attach(tree int, path string, dir bool, attr uint64) error {
 	if err := setAttr(tree, true, attr); err != nil {
 		return fmt.Errorf("restricting the mount of %s: %w", path, err)
 	}
-	dst, err := b.mountPoint(path, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+	dst, err := b.mountPoint(path, dir)
 	if err != nil {
 		return err
 	}

@@ -50,8 +50,9 @@ const MsgStdio = 'S'
 // socket, device or file of the host outside it can be reached, whatever Landlock governs.
 // Every path is absolute, symlink-free, and the same inside as on the host.
 type Plan struct {
-	// Root is the host directory the new root's tmpfs is mounted on (inside the run's own
-	// temporary directory), and Tmp the host directory mounted on /tmp.
+	// Root is the host directory the new root's tmpfs is mounted on (the run's own
+	// temporary directory), and Tmp the host directory mounted on /tmp (inside Root: the
+	// init process takes a copy of its mount before it covers Root).
 	Root string `json:"root"`
 	Tmp  string `json:"tmp"`
 	// Workspace is mounted read-write; Mounts read-only (directories or files).
