@@ -243,18 +243,10 @@ func (c *supervisedCall) checkOpen(real string, flags int) unix.Errno {
 	return 0
 }
 
-// install hands fd to the process as the call's result, in the background: the kernel has
-// the process install it, and the ioctl returns only once the process has run to do so (a
-// wake-up of the process and one of this thread, tens of microseconds on a loaded machine),
-// which the loop does not wait for; it answers the next call meanwhile (another process's, or
-// another thread's). The call's descriptors go with it, and are closed once it is installed;
-// stop waits for every install. The process itself waits for its answer as before: what was
-// checked is what it gets.
 func (c *supervisedCall) install(fd int, cloexec bool) unix.Errno {
-	fds := c.fds
-	c.fds = nil
-	c.s.handlers.Add(1)
-	go c.s.install(c.req.ID, fd, cloexec, fds)
+	if err := c.s.addFD(c.req.ID, fd, cloexec); err != nil {
+		return errnoOf(err)
+	}
 	return 0
 }
 

@@ -95,7 +95,7 @@ type supervisor struct {
 	fd       int
 	wake     int // an eventfd that stops the loop
 	loopDone chan struct{}
-	handlers sync.WaitGroup // installs and FIFO opens under way (see install, fifoOpen)
+	handlers sync.WaitGroup
 	refusals []Refusal
 	dropped  int
 	fifos    map[int]struct{} // O_PATH descriptors of FIFOs an open is blocked on
@@ -293,18 +293,6 @@ func (s *supervisor) addFD(id uint64, fd int, cloexec bool) error {
 		return e
 	}
 	return nil
-}
-
-// install installs fd in the process of notification id as its call's result (or answers
-// the error that prevents it), then closes fds, fd among them (see supervisedCall.install).
-func (s *supervisor) install(id uint64, fd int, cloexec bool, fds []int) {
-	defer s.handlers.Done()
-	if err := s.addFD(id, fd, cloexec); err != nil {
-		s.answer(id, errnoOf(err), false) // ENOENT: it died meanwhile, and nothing is answered
-	}
-	for _, f := range fds {
-		unix.Close(f)
-	}
 }
 
 // fifoOpen finishes, on a thread of its own, an open of a FIFO the loop checked: it waits for
