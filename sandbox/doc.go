@@ -13,9 +13,11 @@
 // cancelled.
 //
 // Run does it by re-executing the current binary as a small init process inside the new
-// namespaces. That process is recognised before main runs (this package's init function checks
-// its argv[0] and an environment variable), so any binary that imports sandbox can run
-// sandboxes, test binaries included. It brings loopback up, builds the command's file system
+// namespaces. That process is recognised before main runs (the init function of
+// sandbox/internal/initproc checks its argv[0] and an environment variable; that package
+// imports little, so it comes early in the binary's package initialisation and the rest of
+// the binary's never runs there), so any binary that imports sandbox can run sandboxes, test
+// binaries included. It brings loopback up, builds the command's file system
 // and pivots into it, listens on 127.0.0.1, starts the
 // command from one of its threads that it has confined with Landlock, no_new_privs and the
 // capability drop (the command inherits that thread's credentials; the init process's other

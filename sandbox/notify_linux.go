@@ -4,9 +4,8 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"slices"
-	"unsafe"
+	"sync"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -16,13 +15,11 @@ import (
 // second seccomp filter on the thread that starts the command, after Landlock, no_new_privs,
 // the capability drop and the deny filter. It sends every file system call that names a path
 // (watchedCalls) to a supervisor in Run's process through seccomp user notification, and
-// passes the filter's listener to Run over the control socket (msgNotify, the descriptor
-// attached). The command and everything it starts inherit the filter: none of them can open,
-// create, remove, rename, link, change or run a file without the supervisor's answer.
-
-// msgNotify carries the seccomp listener, as the attached file descriptor, before the command
-// starts.
-const msgNotify = 'L'
+// passes the filter's listener to Run over the control socket (initproc.MsgNotify, the
+// descriptor attached). The command and everything it starts inherit the filter: none of
+// them can open, create, remove, rename, link, change or run a file without the supervisor's
+// answer. Run assembles the filter (once per process) and sends it in the init process's
+// configuration.
 
 // fsCall is a watched system call, by what its arguments are.
 type fsCall uint8
@@ -95,41 +92,12 @@ func notifyProgram() ([]bpf.Instruction, error) {
 	), nil
 }
 
-// installNotify installs the notifying filter on the calling thread (no_new_privs must be
-// set) and returns its listener.
-func installNotify() (int, error) {
+// notifyFilter is the notifying filter, assembled once per process, as the init process
+// installs it (initproc.Config.Notify).
+var notifyFilter = sync.OnceValues(func() ([]unix.SockFilter, error) {
 	prog, err := notifyProgram()
 	if err != nil {
-		return -1, err
+		return nil, err
 	}
-	raw, err := bpf.Assemble(prog)
-	if err != nil {
-		return -1, err
-	}
-	filter := make([]unix.SockFilter, len(raw))
-	for i, r := range raw {
-		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
-	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(&fprog)))
-	if errno != 0 {
-		return -1, fmt.Errorf("seccomp user notification: %v", errno)
-	}
-	unix.CloseOnExec(int(fd))
-	return int(fd), nil
-}
-
-// superviseCommand is the init process's side: on the thread that will start the command,
-// install the notifying filter and send its listener to Run, which supervises from then on.
-func superviseCommand() error {
-	fd, err := installNotify()
-	if err != nil {
-		return err
-	}
-	defer unix.Close(fd)
-	if err := unix.Sendmsg(ctlFD, []byte{msgNotify}, unix.UnixRights(fd), nil, 0); err != nil {
-		return fmt.Errorf("passing the seccomp listener to the supervisor: %v", err)
-	}
-	return nil
-}
+	return assemble(prog)
+})

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wardenhq/warden/sandbox/internal/initproc"
 )
 
 // warmMax is how many init processes wait for a run at most. One: agents run their commands
@@ -77,7 +79,7 @@ func spawnInit(key startKey) (*initProc, error) {
 	return w, nil
 }
 
-// startInit starts an init process for key: this binary as initArg0 in new namespaces, with
+// startInit starts an init process for key: this binary as initproc.Arg0 in new namespaces, with
 // the control socket as fd 3 and the configuration pipe as fd 4. join must follow.
 func startInit(key startKey) (*initProc, error) {
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
@@ -107,8 +109,8 @@ func startInit(key startKey) (*initProc, error) {
 	}
 	cmd := &exec.Cmd{
 		Path: key.exe,
-		Args: []string{initArg0},
-		Env:  []string{initEnv + "=1"},
+		Args: []string{initproc.Arg0},
+		Env:  []string{initproc.Env + "=1"},
 		// Not the workspace: the process may wait for a run of another one. It never uses
 		// its starting directory (it pivots into its own root and starts the command in the
 		// run's directory).
@@ -193,7 +195,7 @@ func (w *initProc) attach(maxProcs int, std *runStdio, cfg []byte) error {
 	}
 	rights := unix.UnixRights(int(std.child[0].Fd()), int(std.child[1].Fd()), int(std.child[2].Fd()))
 	for {
-		err := unix.Sendmsg(int(w.ctl.Fd()), []byte{msgStdio}, rights, nil, 0)
+		err := unix.Sendmsg(int(w.ctl.Fd()), []byte{initproc.MsgStdio}, rights, nil, 0)
 		if errors.Is(err, unix.EINTR) {
 			continue
 		}

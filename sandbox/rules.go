@@ -8,32 +8,15 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/wardenhq/warden/sandbox/internal/initproc"
 )
 
-// fsPlan is the file system the init process builds for a command and then makes its root:
-// an empty tmpfs holding only the mounts below, the sandbox's own /tmp, /run, /dev and /proc,
-// and nothing else of the host. A path the plan does not name is not there at all, so no
-// socket, device or file of the host outside it can be reached, whatever Landlock governs.
-// Every path is absolute, symlink-free, and the same inside as on the host.
-type fsPlan struct {
-	// Root is the host directory the new root's tmpfs is mounted on (inside the run's own
-	// temporary directory), and Tmp the host directory mounted on /tmp.
-	Root string `json:"root"`
-	Tmp  string `json:"tmp"`
-	// Workspace is mounted read-write; Mounts read-only (directories or files).
-	Workspace string   `json:"workspace"`
-	Mounts    []string `json:"mounts,omitempty"`
-	// Links are symbolic links of the host recreated as they are (/bin -> usr/bin).
-	Links []fsLink `json:"links,omitempty"`
-	// Hide are paths inside the mounts covered with an empty entry that nobody may read,
-	// list or write: the hidden paths.
-	Hide []string `json:"hide,omitempty"`
-}
+// fsPlan is the file system the init process builds (see initproc.Plan).
+type fsPlan = initproc.Plan
 
-type fsLink struct {
-	Path   string `json:"path"`
-	Target string `json:"target"`
-}
+// fsLink is a symbolic link the init process makes in the new root.
+type fsLink = initproc.Link
 
 // ownPaths are the sandbox's own: never mounted from the host.
 var ownPaths = []string{"/dev", "/proc"}
@@ -55,7 +38,7 @@ var homeSecrets = []string{
 // pathVar (its PATH) read-only, the workspace read-write, minus the hidden paths. run is the
 // run's own temporary directory.
 func planFS(run, ws string, extraRO, hidden []string, pathVar string) (fsPlan, error) {
-	p := fsPlan{Root: filepath.Join(run, "root"), Tmp: filepath.Join(run, "tmp"), Workspace: ws}
+	p := fsPlan{Root: run, Tmp: filepath.Join(run, "tmp"), Workspace: ws}
 	if ws == "/" {
 		return fsPlan{}, errors.New("sandbox: the workspace cannot be /")
 	}
@@ -100,7 +83,7 @@ func planFS(run, ws string, extraRO, hidden []string, pathVar string) (fsPlan, e
 		}
 		if fi, err := os.Lstat(given); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 			if t, err := os.Readlink(given); err == nil {
-				links = append(links, fsLink{given, t})
+				links = append(links, fsLink{Path: given, Target: t})
 			}
 		}
 		ro = append(ro, r)

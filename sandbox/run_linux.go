@@ -20,6 +20,8 @@ import (
 
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
+
+	"github.com/wardenhq/warden/sandbox/internal/initproc"
 )
 
 // minABI is the Landlock ABI the sandbox needs: 6 brings the scopes (signals and abstract
@@ -28,32 +30,6 @@ const minABI = 6
 
 // outputGrace is how long output is still read once the init process is gone.
 const outputGrace = time.Second
-
-// initConfig is what Run sends the init process.
-type initConfig struct {
-	Argv []string `json:"argv"`
-	Env  []string `json:"env"`
-	Dir  string   `json:"dir"`
-	FS   fsPlan   `json:"fs"`
-	// Enforce has the init process pass the command's file system calls to Run's supervisor
-	// (Spec.Boundaries).
-	Enforce bool `json:"enforce,omitempty"`
-}
-
-// Control messages from the init process, by their first byte.
-const (
-	msgReady       = 'R' // the command started; the rest is the proxy's port
-	msgError       = 'E' // setup failed, the command did not start; the rest says why
-	msgUnavailable = 'U' // as msgError, because the sandbox could not be applied
-	msgConn        = 'C' // a connection to the proxy, as the attached file descriptor
-	msgExit        = 'X' // the command ended; then its wait status (4 bytes, little-endian), 1 if nothing is left
-	msgExec        = 'N' // the command could not be started: an exit code byte (126, 127), then why
-	msgWaiting     = 'W' // the init process waits for a run (its first message)
-)
-
-// The message Run sends the init process: its standard input, output and error, as the three
-// attached file descriptors. Until then it waits, holding nothing of a run.
-const msgStdio = 'S'
 
 // launch gives a run its init process, holding std, with maxProcs as its cgroup's process
 // limit: one that waits in the pool for key if there is one (unless cold), else one started
@@ -220,7 +196,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		return Result{}, err
 	}
 	env := withDefaults(spec.Env, "")
-	pathVar := envValue(env, "PATH")
+	pathVar := initproc.EnvValue(env, "PATH")
 	if spec.OnlyListedPaths {
 		pathVar = ""
 	}
@@ -239,9 +215,6 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	plan, err := planFS(run, ws, spec.ReadOnly, spec.Hidden, pathVar)
 	if err != nil {
 		return Result{}, err
-	}
-	if err := os.Mkdir(plan.Root, 0o700); err != nil {
-		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
 	if err := os.Mkdir(plan.Tmp, 0o700); err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
@@ -263,7 +236,17 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 		}
 		defer sup.stop()
 	}
-	cfg, err := json.Marshal(initConfig{Argv: argv, Env: env, Dir: dir, FS: plan, Enforce: sup != nil})
+	icfg := initproc.Config{Argv: argv, Env: env, Dir: dir, FS: plan}
+	if icfg.Deny, err = denyFilter(); err != nil {
+		return Result{}, fmt.Errorf("%w: %v", ErrUnavailable, err)
+	}
+	if sup != nil {
+		icfg.Enforce = true
+		if icfg.Notify, err = notifyFilter(); err != nil {
+			return Result{}, fmt.Errorf("%w: hard blocks are set, and cannot be enforced at the system call: %v", ErrUnavailable, err)
+		}
+	}
+	cfg, err := json.Marshal(icfg)
 	if err != nil {
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -333,24 +316,24 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 			if err != nil || n == 0 {
 				return
 			}
-			if buf[0] == msgNotify || buf[0] == msgReady && sup != nil {
+			if buf[0] == initproc.MsgNotify || buf[0] == initproc.MsgReady && sup != nil {
 				if !sup.control(buf[0], oob[:oobn], w.cmd.Process) {
-					events <- event{msgError, []byte("the command started without its supervisor, and was killed")}
+					events <- event{initproc.MsgError, []byte("the command started without its supervisor, and was killed")}
 					continue
 				}
-				if buf[0] == msgNotify {
+				if buf[0] == initproc.MsgNotify {
 					continue
 				}
 			}
-			if buf[0] != msgConn {
+			if buf[0] != initproc.MsgConn {
 				if ended {
 					continue // nothing but connections comes after the end
 				}
-				if buf[0] == msgReady && spec.started != nil {
+				if buf[0] == initproc.MsgReady && spec.started != nil {
 					spec.started()
 				}
 				events <- event{buf[0], append([]byte(nil), buf[1:n]...)}
-				if buf[0] == msgExit && n == 6 && buf[5] == 1 {
+				if buf[0] == initproc.MsgExit && n == 6 && buf[5] == 1 {
 					// The run is over; a connection the command made before it ended may
 					// still come, and is served as before.
 					ended = true
@@ -409,19 +392,19 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	var execErr *ExecError
 	for ev := range events {
 		switch ev.kind {
-		case msgReady:
+		case initproc.MsgReady:
 			started = true
 			starts.Add(1)
 			res.ProxyAddr = "127.0.0.1:" + string(ev.data)
-		case msgError:
+		case initproc.MsgError:
 			setupErr = fmt.Errorf("sandbox: %s", ev.data)
-		case msgUnavailable:
+		case initproc.MsgUnavailable:
 			setupErr = fmt.Errorf("%w: %s", ErrUnavailable, ev.data)
-		case msgExec:
+		case initproc.MsgExec:
 			if len(ev.data) > 0 {
 				execErr = &ExecError{Code: int(ev.data[0]), Msg: string(ev.data[1:])}
 			}
-		case msgExit:
+		case initproc.MsgExit:
 			if len(ev.data) >= 4 {
 				exited = true
 				status = syscall.WaitStatus(binary.LittleEndian.Uint32(ev.data))
@@ -505,8 +488,8 @@ func runUnconfined(ctx context.Context, spec Spec, argv []string, dir string, st
 	path := argv[0]
 	if !strings.Contains(path, "/") {
 		var ok bool
-		if path, ok = findProgram(path, env); !ok {
-			return Result{}, &ExecError{Code: 127, Msg: fmt.Sprintf("%s: command not found in PATH (%s)", argv[0], envValue(env, "PATH"))}
+		if path, ok = initproc.FindProgram(path, env); !ok {
+			return Result{}, &ExecError{Code: 127, Msg: fmt.Sprintf("%s: command not found in PATH (%s)", argv[0], initproc.EnvValue(env, "PATH"))}
 		}
 	}
 	// Descriptors this process inherited without close-on-exec would pass into the command:
@@ -521,7 +504,7 @@ func runUnconfined(ctx context.Context, spec Spec, argv []string, dir string, st
 	if err := cmd.Start(); err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
-			return Result{}, &ExecError{Code: execCode(pe.Err), Msg: fmt.Sprintf("%s: %v", path, pe.Err)}
+			return Result{}, &ExecError{Code: initproc.ExecCode(pe.Err), Msg: fmt.Sprintf("%s: %v", path, pe.Err)}
 		}
 		return Result{}, fmt.Errorf("sandbox: %w", err)
 	}

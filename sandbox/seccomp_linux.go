@@ -4,7 +4,7 @@ package sandbox
 
 import (
 	"fmt"
-	"unsafe"
+	"sync"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -96,25 +96,27 @@ func seccompProgram() ([]bpf.Instruction, error) {
 	return append(p, ret(allow)), nil
 }
 
-// installSeccomp installs the filter on the calling thread; no_new_privs must be set.
-func installSeccomp() error {
+// denyFilter is the filter, assembled once per process, as the init process installs it on
+// the thread that starts the command (none where there is no table).
+var denyFilter = sync.OnceValues(func() ([]unix.SockFilter, error) {
 	prog, err := seccompProgram()
 	if err != nil || prog == nil {
-		return err
+		return nil, err
 	}
+	return assemble(prog)
+})
+
+// assemble turns a program into the instructions the kernel takes.
+func assemble(prog []bpf.Instruction) ([]unix.SockFilter, error) {
 	raw, err := bpf.Assemble(prog)
 	if err != nil {
-		return fmt.Errorf("seccomp: %v", err)
+		return nil, fmt.Errorf("seccomp: %v", err)
 	}
 	filter := make([]unix.SockFilter, len(raw))
 	for i, r := range raw {
 		filter[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
 	}
-	fprog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(&fprog)), 0, 0); err != nil {
-		return fmt.Errorf("seccomp: %v", err)
-	}
-	return nil
+	return filter, nil
 }
 
 // seccompArch is what the filter needs to know of an architecture.

@@ -13,6 +13,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/wardenhq/warden/sandbox/internal/initproc"
 )
 
 // The supervisor: Run's side of seccomp user notification. It reads each notification from
@@ -457,11 +459,11 @@ func nsPID(pid int) int {
 	return pid
 }
 
-// control handles, on Run's control socket, the listener (msgNotify) and the start of the
-// command (msgReady). It reports false when the command started without a supervisor, having
+// control handles, on Run's control socket, the listener (initproc.MsgNotify) and the start of the
+// command (initproc.MsgReady). It reports false when the command started without a supervisor, having
 // killed it: hard blocks are never left unenforced.
 func (s *supervisor) control(kind byte, oob []byte, p *os.Process) bool {
-	if kind == msgNotify {
+	if kind == initproc.MsgNotify {
 		if s == nil {
 			for _, fd := range rightsIn(oob) {
 				unix.Close(fd)

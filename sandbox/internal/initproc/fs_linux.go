@@ -1,12 +1,11 @@
 //go:build linux
 
-package sandbox
+package initproc
 
 import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -45,10 +44,17 @@ const (
 // Paths the command can write (the workspace) may change while this runs, from another
 // sandbox of the same workspace: mounts inside them are placed through descriptors opened
 // without following symbolic links, so a link swapped in cannot send a mount elsewhere.
-func buildRoot(p fsPlan) (rules, error) {
+func buildRoot(p Plan) (rules, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return rules{}, fmt.Errorf("making the mounts private: %w", err)
 	}
+	// The root's tmpfs covers the run's directory, which holds the host directory of the
+	// sandbox's /tmp: a copy of that directory's mount is taken first, and attached inside.
+	tmp, err := unix.OpenTree(unix.AT_FDCWD, p.Tmp, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+	if err != nil {
+		return rules{}, fmt.Errorf("copying the mount of /tmp: %w", err)
+	}
+	defer unix.Close(tmp)
 	if err := unix.Mount("tmpfs", p.Root, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, rootTmpfs); err != nil {
 		return rules{}, fmt.Errorf("mounting the root: %w", err)
 	}
@@ -61,13 +67,13 @@ func buildRoot(p fsPlan) (rules, error) {
 	r := rules{RODirs: []string{"/"}, RWDirs: []string{p.Workspace, "/tmp", "/run", "/dev/shm"}}
 
 	// The sandbox's own: /tmp, /run (and /var/run, /var/tmp), /dev, /proc.
-	if err := b.mountPath(p.Tmp, "/tmp", "", unix.MS_BIND|unix.MS_NOSUID|unix.MS_NODEV, ""); err != nil {
+	if err := b.attach(tmp, "/tmp", true, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV); err != nil {
 		return rules{}, err
 	}
 	if err := b.mountPath("tmpfs", "/run", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, runTmpfs); err != nil {
 		return rules{}, err
 	}
-	for _, l := range []fsLink{{"/var/run", "/run"}, {"/var/tmp", "/tmp"}} {
+	for _, l := range []Link{{"/var/run", "/run"}, {"/var/tmp", "/tmp"}} {
 		if err := b.link(l); err != nil {
 			return rules{}, err
 		}
@@ -212,10 +218,16 @@ func (b builder) bind(path string, rw bool) error {
 	if !rw {
 		attr |= unix.MOUNT_ATTR_RDONLY
 	}
+	return b.attach(tree, path, st.Mode&unix.S_IFMT == unix.S_IFDIR, attr)
+}
+
+// attach restricts the detached copy of a mount tree (and every mount below it) with attr
+// and attaches it at path inside the new root, through a descriptor of its mount point.
+func (b builder) attach(tree int, path string, dir bool, attr uint64) error {
 	if err := setAttr(tree, true, attr); err != nil {
 		return fmt.Errorf("restricting the mount of %s: %w", path, err)
 	}
-	dst, err := b.mountPoint(path, st.Mode&unix.S_IFMT == unix.S_IFDIR)
+	dst, err := b.mountPoint(path, dir)
 	if err != nil {
 		return err
 	}
@@ -239,10 +251,11 @@ func (b builder) mountPoint(path string, dir bool) (int, error) {
 		}
 		return fd, nil
 	}
-	if err := b.mkdirAll(filepath.Dir(path)); err != nil {
+	parentPath, name := splitPath(path)
+	if err := b.mkdirAll(parentPath); err != nil {
 		return -1, err
 	}
-	parent, err := b.open(filepath.Dir(path), unix.O_DIRECTORY)
+	parent, err := b.open(parentPath, unix.O_DIRECTORY)
 	if err != nil {
 		return -1, fmt.Errorf("opening the mount point %s: %w", path, err)
 	}
@@ -253,7 +266,6 @@ func (b builder) mountPoint(path string, dir bool) (int, error) {
 		return -1, fmt.Errorf("opening the mount point %s: %w", path, err)
 	}
 	defer unix.Close(pdir)
-	name := filepath.Base(path)
 	if f, err := unix.Openat(pdir, name, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644); err == nil {
 		unix.Close(f)
 	} else if !errors.Is(err, unix.EEXIST) {
@@ -267,8 +279,9 @@ func (b builder) mountPoint(path string, dir bool) (int, error) {
 }
 
 // link makes a symbolic link inside the new root, unless something is there already.
-func (b builder) link(l fsLink) error {
-	if err := b.mkdirAll(filepath.Dir(l.Path)); err != nil {
+func (b builder) link(l Link) error {
+	dir, _ := splitPath(l.Path)
+	if err := b.mkdirAll(dir); err != nil {
 		return err
 	}
 	err := unix.Symlink(l.Target, b.rootPath+l.Path)
@@ -304,14 +317,14 @@ func (b builder) dev() (pts bool, err error) {
 	}
 	if unix.Mount("devpts", b.rootPath+"/dev/pts", "devpts", unix.MS_NOSUID|unix.MS_NOEXEC, "newinstance,ptmxmode=0666,mode=0620") == nil {
 		pts = true
-		if err := b.link(fsLink{"/dev/ptmx", "pts/ptmx"}); err != nil {
+		if err := b.link(Link{"/dev/ptmx", "pts/ptmx"}); err != nil {
 			return false, err
 		}
 	}
 	if err := b.mountPath("tmpfs", "/dev/shm", "tmpfs", unix.MS_NOSUID|unix.MS_NODEV, shmTmpfs); err != nil {
 		return false, err
 	}
-	for _, l := range []fsLink{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"}} {
+	for _, l := range []Link{{"/dev/fd", "/proc/self/fd"}, {"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"}} {
 		if err := b.link(l); err != nil {
 			return false, err
 		}
@@ -393,4 +406,15 @@ func setAttr(fd int, recursive bool, attr uint64) error {
 		flags |= unix.AT_RECURSIVE
 	}
 	return unix.MountSetattr(fd, "", flags, &unix.MountAttr{Attr_set: attr})
+}
+
+// splitPath splits an absolute, clean path into its directory and its last name, as
+// filepath.Dir and filepath.Base would (this package does without path/filepath: see the
+// package comment).
+func splitPath(path string) (dir, name string) {
+	i := strings.LastIndexByte(path, '/')
+	if i <= 0 {
+		return "/", path[i+1:]
+	}
+	return path[:i], path[i+1:]
 }

@@ -1,6 +1,6 @@
 //go:build linux
 
-package sandbox
+package initproc
 
 import (
 	"encoding/binary"
@@ -9,35 +9,37 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
+	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	llsyscall "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
 )
 
-// The init process is this binary started with argv[0] initArg0 (and nothing else) and
-// initEnv=1 as its whole environment. Both are needed, so neither a stray environment variable
-// nor a stray program name turns a normal run into one.
-const (
-	initArg0 = "warden-sandbox-init"
-	initEnv  = "WARDEN_SANDBOX_INIT"
-)
-
-// Its file descriptors: the control socket and the pipe its configuration arrives on.
-const (
-	ctlFD = 3
-	cfgFD = 4
-)
+// Config is what Run sends the init process, as JSON on its configuration pipe.
+type Config struct {
+	Argv []string `json:"argv"`
+	Env  []string `json:"env"`
+	Dir  string   `json:"dir"`
+	FS   Plan     `json:"fs"`
+	// Deny is the seccomp filter against the kernel interfaces a command has no business
+	// with, assembled by Run (once per process); empty where there is none for this
+	// architecture.
+	Deny []unix.SockFilter `json:"deny,omitempty"`
+	// Enforce has the init process install Notify, the filter that passes the command's file
+	// system calls to Run's supervisor, and send its listener to Run (MsgNotify). Without a
+	// Notify filter, the command does not start.
+	Enforce bool              `json:"enforce,omitempty"`
+	Notify  []unix.SockFilter `json:"notify,omitempty"`
+}
 
 func init() {
-	if len(os.Args) == 1 && os.Args[0] == initArg0 && os.Getenv(initEnv) == "1" && len(os.Environ()) == 1 {
+	if len(os.Args) == 1 && os.Args[0] == Arg0 && os.Getenv(Env) == "1" && len(os.Environ()) == 1 {
 		exit(initMain())
 	}
 }
@@ -56,9 +58,9 @@ func initMain() int {
 	// Every descriptor this process was given but its own two is closed at exec, whatever the
 	// caller of Warden left open (descriptors inherited without close-on-exec would otherwise
 	// pass into the command).
-	closeErr := unix.CloseRange(ctlFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
+	closeErr := unix.CloseRange(CtlFD, ^uint(0), unix.CLOSE_RANGE_CLOEXEC)
 	send := func(kind byte, data []byte, rights []byte) error {
-		return unix.Sendmsg(ctlFD, append([]byte{kind}, data...), rights, nil, 0)
+		return unix.Sendmsg(CtlFD, append([]byte{kind}, data...), rights, nil, 0)
 	}
 	fail := func(kind byte, format string, args ...any) int {
 		send(kind, fmt.Appendf(nil, format, args...), nil)
@@ -69,42 +71,41 @@ func initMain() int {
 	// one or open its memory, not even through the thread that starts the command, which
 	// shares the command's Landlock domain until it ends.
 	if closeErr != nil {
-		return fail(msgUnavailable, "marking inherited descriptors close-on-exec: %v", closeErr)
+		return fail(MsgUnavailable, "marking inherited descriptors close-on-exec: %v", closeErr)
 	}
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
-		return fail(msgUnavailable, "making the init process undumpable: %v", err)
+		return fail(MsgUnavailable, "making the init process undumpable: %v", err)
 	}
 	// The network namespace is the same for every run.
 	if err := loopbackUp(); err != nil {
-		return fail(msgUnavailable, "bringing up loopback in the network namespace: %v", err)
+		return fail(MsgUnavailable, "bringing up loopback in the network namespace: %v", err)
 	}
 	// Until a run takes this process (at once, or after it has waited in the pool), it holds
 	// nothing of one: its standard streams are /dev/null, and the configuration comes after.
 	if taken, err := awaitRun(send); err != nil {
-		return fail(msgError, "waiting for a run: %v", err)
+		return fail(MsgError, "waiting for a run: %v", err)
 	} else if !taken {
 		return 0 // not needed after all (idle, or Warden ended): nothing ran
 	}
-	cfgFile := os.NewFile(cfgFD, "sandbox-config")
+	cfgFile := os.NewFile(CfgFD, "sandbox-config")
 	data, err := io.ReadAll(cfgFile)
 	cfgFile.Close()
 	if err != nil {
-		return fail(msgError, "reading the configuration: %v", err)
+		return fail(MsgError, "reading the configuration: %v", err)
 	}
-	var cfg initConfig
+	var cfg Config
 	if err := json.Unmarshal(data, &cfg); err != nil || len(cfg.Argv) == 0 {
-		return fail(msgError, "bad configuration (%v)", err)
+		return fail(MsgError, "bad configuration (%v)", err)
 	}
 
 	rs, err := buildRoot(cfg.FS)
 	if err != nil {
-		return fail(msgUnavailable, "building the sandbox's file system: %v", err)
+		return fail(MsgUnavailable, "building the sandbox's file system: %v", err)
 	}
-	ln, err := net.ListenTCP("tcp4", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	ln, port, err := listenLoopback()
 	if err != nil {
-		return fail(msgUnavailable, "listening for the proxy: %v", err)
+		return fail(MsgUnavailable, "listening for the proxy: %v", err)
 	}
-	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 
 	env := make([]string, 0, len(cfg.Env)+8)
 	for _, kv := range cfg.Env {
@@ -119,35 +120,33 @@ func initMain() int {
 	path := cfg.Argv[0]
 	if !strings.Contains(path, "/") {
 		var ok bool
-		if path, ok = findProgram(path, env); !ok {
-			return failExec(send, 127, "%s: command not found in the sandbox's PATH (%s)", cfg.Argv[0], envValue(env, "PATH"))
+		if path, ok = FindProgram(path, env); !ok {
+			return failExec(send, 127, "%s: command not found in the sandbox's PATH (%s)", cfg.Argv[0], EnvValue(env, "PATH"))
 		}
 	}
-	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: rs, Enforce: cfg.Enforce}, cfg.Dir)
+	p, kind, err := startConfined(execConfig{Path: path, Argv: cfg.Argv, Env: env, Rules: rs, Deny: cfg.Deny, Enforce: cfg.Enforce, Notify: cfg.Notify}, cfg.Dir)
 	if err != nil {
-		if kind == msgExec {
-			return failExec(send, execCode(err), "%v", err)
+		if kind == MsgExec {
+			return failExec(send, ExecCode(err), "%v", err)
 		}
 		return fail(kind, "%v", err)
 	}
-	if err := send(msgReady, []byte(port), nil); err != nil {
+	if err := send(MsgReady, []byte(port), nil); err != nil {
 		p.Kill()
 		return 125
 	}
 
 	go func() {
 		for {
-			c, err := ln.AcceptTCP()
+			fd, _, err := unix.Accept4(ln, unix.SOCK_CLOEXEC)
+			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ECONNABORTED) {
+				continue
+			}
 			if err != nil {
 				return
 			}
-			f, err := c.File()
-			c.Close()
-			if err != nil {
-				continue
-			}
-			send(msgConn, nil, unix.UnixRights(int(f.Fd())))
-			f.Close()
+			send(MsgConn, nil, unix.UnixRights(fd))
+			unix.Close(fd)
 		}
 	}()
 
@@ -160,11 +159,11 @@ func initMain() int {
 			continue
 		}
 		if err != nil {
-			return fail(msgError, "waiting for the command: %v", err)
+			return fail(MsgError, "waiting for the command: %v", err)
 		}
 		if pid == p.Pid {
 			// Everything else in the namespace ends now rather than when this process exits,
-			// and this process lets go of the run's streams: msgExit then says that nothing of
+			// and this process lets go of the run's streams: MsgExit then says that nothing of
 			// the run is left, and Run need not wait for the kernel to take the namespaces
 			// down after this process (milliseconds: the mounts go with an RCU grace period).
 			ended := byte(0)
@@ -174,7 +173,7 @@ func initMain() int {
 					unix.Close(fd)
 				}
 			}
-			send(msgExit, append(binary.LittleEndian.AppendUint32(nil, uint32(ws)), ended), nil)
+			send(MsgExit, append(binary.LittleEndian.AppendUint32(nil, uint32(ws)), ended), nil)
 			return 0
 		}
 	}
@@ -201,16 +200,16 @@ func killAll() bool {
 	}
 }
 
-// awaitRun says this process waits (msgWaiting), then waits for Run to take it: Run sets the
+// awaitRun says this process waits (MsgWaiting), then waits for Run to take it: Run sets the
 // process limit of the cgroup this process is in, writes the configuration, then sends
-// msgStdio with the run's standard input, output and error, which become this process's 0, 1
+// MsgStdio with the run's standard input, output and error, which become this process's 0, 1
 // and 2, and so the command's. It returns false if Run closed the control socket instead.
 func awaitRun(send func(byte, []byte, []byte) error) (bool, error) {
-	send(msgWaiting, nil, nil) // if Run is gone, the receive says so
+	send(MsgWaiting, nil, nil) // if Run is gone, the receive says so
 	buf := make([]byte, 16)
 	oob := make([]byte, unix.CmsgSpace(4*4))
 	for {
-		n, oobn, _, _, err := unix.Recvmsg(ctlFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
+		n, oobn, _, _, err := unix.Recvmsg(CtlFD, buf, oob, unix.MSG_CMSG_CLOEXEC)
 		if errors.Is(err, syscall.EINTR) {
 			continue
 		}
@@ -228,7 +227,7 @@ func awaitRun(send func(byte, []byte, []byte) error) (bool, error) {
 				}
 			}
 		}
-		if buf[0] != msgStdio || n != 1 || len(fds) != 3 {
+		if buf[0] != MsgStdio || n != 1 || len(fds) != 3 {
 			return false, fmt.Errorf("unexpected message %q with %d descriptors", buf[:n], len(fds))
 		}
 		for i, fd := range fds {
@@ -246,28 +245,35 @@ func awaitRun(send func(byte, []byte, []byte) error) (bool, error) {
 // failExec reports that the command could not be started (not found: 127; found but not
 // executable or readable: 126), as a shell would, and returns the code.
 func failExec(send func(byte, []byte, []byte) error, code int, format string, args ...any) int {
-	send(msgExec, append([]byte{byte(code)}, fmt.Sprintf(format, args...)...), nil)
+	send(MsgExec, append([]byte{byte(code)}, fmt.Sprintf(format, args...)...), nil)
 	return code
 }
 
-// execCode is the exit code a shell gives a program that could not be started for err.
-func execCode(err error) int {
+// ExecCode is the exit code a shell gives a program that could not be started for err.
+func ExecCode(err error) int {
 	if errors.Is(err, fs.ErrNotExist) {
 		return 127
 	}
 	return 126
 }
 
-// findProgram looks name up in the PATH of env, as a shell would: the first executable
+// FindProgram looks name up in the PATH of env, as a shell would: the first executable
 // regular file wins; if none is executable but one exists, that one is returned, so that the
 // error names it.
-func findProgram(name string, env []string) (string, bool) {
+func FindProgram(name string, env []string) (string, bool) {
 	first := ""
-	for _, dir := range filepath.SplitList(envValue(env, "PATH")) {
+	list := EnvValue(env, "PATH")
+	if list == "" {
+		return "", false
+	}
+	for _, dir := range strings.Split(list, ":") {
 		if dir == "" {
 			dir = "."
 		}
-		p := filepath.Join(dir, name)
+		p := strings.TrimRight(dir, "/") + "/" + name
+		if dir == "." {
+			p = name // as filepath.Join has it
+		}
 		fi, err := os.Stat(p)
 		if err != nil || fi.IsDir() {
 			if first == "" && err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -285,8 +291,8 @@ func findProgram(name string, env []string) (string, bool) {
 	return first, first != ""
 }
 
-// envValue returns the value of key in env (the last one counts), or "".
-func envValue(env []string, key string) string {
+// EnvValue returns the value of key in env (the last one counts), or "".
+func EnvValue(env []string, key string) string {
 	v := ""
 	for _, kv := range env {
 		if s, ok := strings.CutPrefix(kv, key+"="); ok {
@@ -303,6 +309,35 @@ func isProxyVar(k string) bool {
 		}
 	}
 	return false
+}
+
+// listenLoopback listens on a free port of 127.0.0.1 for the command's proxy connections,
+// and returns the socket and the port. A socket of its own, not the net package's: this
+// package keeps its imports few (see the package comment).
+func listenLoopback() (int, string, error) {
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, "", err
+	}
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		unix.Close(fd)
+		return -1, "", err
+	}
+	if err := unix.Listen(fd, unix.SOMAXCONN); err != nil {
+		unix.Close(fd)
+		return -1, "", err
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		unix.Close(fd)
+		return -1, "", err
+	}
+	in4, ok := sa.(*unix.SockaddrInet4)
+	if !ok {
+		unix.Close(fd)
+		return -1, "", fmt.Errorf("unexpected socket address %T", sa)
+	}
+	return fd, strconv.Itoa(in4.Port), nil
 }
 
 // loopbackUp sets the namespace's loopback interface up: a fresh network namespace has it
@@ -330,8 +365,12 @@ type execConfig struct {
 	Argv  []string
 	Env   []string
 	Rules rules
-	// Enforce: the command's file system calls go to Run's supervisor (superviseCommand).
+	// Deny is the seccomp filter installed on the command's thread (none if empty).
+	Deny []unix.SockFilter
+	// Enforce: the command's file system calls go to Run's supervisor (superviseCommand),
+	// through the Notify filter.
 	Enforce bool
+	Notify  []unix.SockFilter
 }
 
 // startConfined starts the command from a thread of its own, which it confines first with
@@ -340,7 +379,7 @@ type execConfig struct {
 // threads stay outside it (the command can neither signal nor ptrace the init process). The
 // thread is locked to its goroutine and never unlocked, so it ends when the goroutine does,
 // and the runtime starts no new thread from it. On failure it returns the message kind to
-// report (msgUnavailable when the confinement could not be applied).
+// report (MsgUnavailable when the confinement could not be applied).
 func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 	type started struct {
 		p    *os.Process
@@ -350,13 +389,13 @@ func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 	done := make(chan started, 1)
 	go func() {
 		runtime.LockOSThread() // never unlocked: the thread dies with this goroutine
-		if err := confineThread(c.Rules); err != nil {
-			done <- started{nil, msgUnavailable, fmt.Errorf("confining the command (no_new_privs, Landlock, capabilities, seccomp): %v", err)}
+		if err := confineThread(c.Rules, c.Deny); err != nil {
+			done <- started{nil, MsgUnavailable, fmt.Errorf("confining the command (no_new_privs, Landlock, capabilities, seccomp): %v", err)}
 			return
 		}
 		if c.Enforce {
-			if err := superviseCommand(); err != nil {
-				done <- started{nil, msgUnavailable, fmt.Errorf("hard blocks are set, and cannot be enforced at the system call: %v", err)}
+			if err := superviseCommand(c.Notify); err != nil {
+				done <- started{nil, MsgUnavailable, fmt.Errorf("hard blocks are set, and cannot be enforced at the system call: %v", err)}
 				return
 			}
 		}
@@ -370,7 +409,7 @@ func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 			if errors.As(err, &pe) {
 				err = fmt.Errorf("%s: %w", c.Path, pe.Err)
 			}
-			done <- started{nil, msgExec, err}
+			done <- started{nil, MsgExec, err}
 			return
 		}
 		done <- started{p, 0, nil}
@@ -382,7 +421,7 @@ func startConfined(c execConfig, dir string) (*os.Process, byte, error) {
 // confineThread sets no_new_privs and applies Landlock to the calling thread: the file
 // system rights of ABI 5 and the scopes of ABI 6 (signals, abstract unix sockets), with no
 // best effort. A Landlock domain cannot be left or widened, and execve keeps it.
-func confineThread(r rules) error {
+func confineThread(r rules, deny []unix.SockFilter) error {
 	cfg := landlock.Config{HandledAccessFS: landlock.V7.HandledAccessFS, Scoped: landlock.V7.Scoped}
 	var rs []landlock.Rule
 	if len(r.RODirs) > 0 {
@@ -411,7 +450,37 @@ func confineThread(r rules) error {
 	if err := dropCapabilities(); err != nil {
 		return err
 	}
-	return installSeccomp()
+	if len(deny) == 0 {
+		return nil // no table of system calls for this architecture: no filter
+	}
+	if err := unix.Prctl(unix.PR_SET_SECCOMP, unix.SECCOMP_MODE_FILTER, uintptr(unsafe.Pointer(program(deny))), 0, 0); err != nil {
+		return fmt.Errorf("seccomp: %v", err)
+	}
+	return nil
+}
+
+// program is filter as the kernel takes it.
+func program(filter []unix.SockFilter) *unix.SockFprog {
+	return &unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
+}
+
+// superviseCommand is the init process's side of the hard blocks at the system call: on the
+// thread that will start the command, install the notifying filter and send its listener to
+// Run, which supervises from then on.
+func superviseCommand(notify []unix.SockFilter) error {
+	if len(notify) == 0 {
+		return errors.New("no notifying filter was given")
+	}
+	fd, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
+		unix.SECCOMP_FILTER_FLAG_NEW_LISTENER, uintptr(unsafe.Pointer(program(notify))))
+	if errno != 0 {
+		return fmt.Errorf("seccomp user notification: %v", errno)
+	}
+	defer unix.Close(int(fd))
+	if err := unix.Sendmsg(CtlFD, []byte{MsgNotify}, unix.UnixRights(int(fd)), nil, 0); err != nil {
+		return fmt.Errorf("passing the seccomp listener to the supervisor: %v", err)
+	}
+	return nil
 }
 
 // Secure bits (linux/securebits.h): with these set and locked, uid 0 gains no capabilities
