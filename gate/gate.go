@@ -473,6 +473,9 @@ func CallID(ctx context.Context) string {
 	return id
 }
 
+// NewCallID returns a new call id, as the gate makes them (24 hex digits).
+func NewCallID() string { return newID() }
+
 func newID() string {
 	var b [12]byte
 	if _, err := rand.Read(b[:]); err != nil {

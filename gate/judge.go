@@ -2,6 +2,7 @@ package gate
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/wardenhq/warden/approval"
@@ -36,7 +37,13 @@ type Judgement struct {
 // not Warden's to hold. The error is for failures of the gate itself; the verdict is then a
 // deny.
 func (g *Gate) Judge(ctx context.Context, s *Session, tool string, args map[string]any, harness string, wait time.Duration) (*Judgement, error) {
-	out := &Judgement{CallID: newID()}
+	return g.JudgeAs(ctx, s, newID(), tool, args, harness, wait)
+}
+
+// JudgeAs is Judge with the call's id given: the runtime's own (Claude Code's tool_use_id),
+// under which it reports the call's outcome (Outcome). The caller makes sure it is new.
+func (g *Gate) JudgeAs(ctx context.Context, s *Session, callID, tool string, args map[string]any, harness string, wait time.Duration) (*Judgement, error) {
+	out := &Judgement{CallID: callID}
 	if g.observer != nil {
 		ctx = withCallStart(ctx)
 	}
@@ -102,4 +109,18 @@ func (g *Gate) Judge(ctx context.Context, s *Session, tool string, args map[stri
 		out.Verdict = deny(v, res.Code, detail)
 		return out, g.append(context.WithoutCancel(ctx), approvalEvent, audit.KindApproval, verdict.Deny, nil, res.Approver)
 	}
+}
+
+// JudgedOutcome records how a call Judge judged ended, as the runtime that ran it reports it:
+// an outcome event under the call's id, with what its decision says of the session (decision
+// is the call's decision event as the log holds it).
+func (g *Gate) JudgedOutcome(ctx context.Context, decision *audit.Event, outcome, detail string) error {
+	e := audit.Event{Time: g.clock.Now(), Kind: audit.KindOutcome, CallID: decision.CallID, Tenant: decision.Tenant,
+		Session: decision.Session, Principal: decision.Principal, Role: decision.Role, Profile: decision.Profile,
+		Run: decision.Run, Tool: decision.Tool, Digest: decision.Digest, Harness: decision.Harness,
+		PolicyRevision: decision.PolicyRevision, Outcome: outcome, Error: detail}
+	if err := g.log.Append(ctx, &e); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotRecorded, err)
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/action"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/gate"
 	"github.com/wardenhq/warden/policy"
@@ -78,12 +79,52 @@ func (g *Gateway) ReviewFor(ctx context.Context, tok *auth.Token, q server.Revie
 		rs.Enforced = q.Sandboxed && !g.o.Native.Sandbox.Off
 	}
 	gs := &gate.Session{Review: rs, Principal: principal(tok)}
-	j, err := g.o.Gate.Judge(ctx, gs, q.Tool, q.Input, q.Harness, wait)
+	callID := q.Call
+	if callID == "" {
+		callID = gate.NewCallID()
+	} else {
+		// The runtime's own id (Claude Code's tool_use_id), under which it reports the
+		// outcome: new in the tenant, so that no call is recorded under another's.
+		evs, err := g.o.Store.Query(ctx, audit.Filter{Tenant: tok.Tenant, CallID: callID, Limit: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(evs) > 0 {
+			return nil, fmt.Errorf("call %s: %w", callID, server.ErrCallTaken)
+		}
+	}
+	j, err := g.o.Gate.JudgeAs(ctx, gs, callID, q.Tool, q.Input, q.Harness, wait)
 	ans := &server.ReviewAnswer{Verdict: j.Verdict, Call: j.CallID}
 	if c := j.Card; c != nil {
 		ans.Card = &server.ReviewCard{ID: c.ID, State: c.State, Answer: c.Answer}
 	}
 	return ans, err
+}
+
+// OutcomeFor records how a call ReviewFor judged for the token ended (server.AgentReviewer):
+// the call must be one this token's session was judged (its tenant, its principal), and have
+// no outcome on record yet.
+func (g *Gateway) OutcomeFor(ctx context.Context, tok *auth.Token, q server.OutcomeReport) error {
+	if tok.Role != auth.RoleAgent {
+		return fmt.Errorf("%s token has no session to report outcomes in", auth.A(tok.Role))
+	}
+	evs, err := g.o.Store.Query(ctx, audit.Filter{Tenant: tok.Tenant, CallID: q.Call})
+	if err != nil {
+		return err
+	}
+	var decision *audit.Event
+	for _, e := range evs {
+		switch {
+		case e.Kind == audit.KindOutcome:
+			return server.ErrOutcomeRecorded
+		case e.Kind == audit.KindDecision && e.Principal == principal(tok) && decision == nil:
+			decision = e
+		}
+	}
+	if decision == nil {
+		return server.ErrNoSuchCall
+	}
+	return g.o.Gate.JudgedOutcome(ctx, decision, q.Outcome, q.Error)
 }
 
 // A heldReview is a review of ReviewFor in progress, which may wait for a person.

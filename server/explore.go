@@ -73,6 +73,11 @@ type ReviewQuery struct {
 	// blocks are enforced at every system call (review.Session.Enforced); false by default,
 	// for a runtime's own shell.
 	Sandboxed bool `json:"sandboxed,omitempty"`
+	// Call is the id to record the call under (Claude Code's tool_use_id), so that the
+	// runtime can report its outcome later (POST /api/v1/review/outcome); empty: the server
+	// makes one. Letters, digits, '.', '_', ':' and '-', at most 128; one already on record in
+	// the tenant is refused (409).
+	Call string `json:"call,omitempty"`
 	// Wait is how many seconds the request may be held for an ask's card to be answered (0:
 	// not at all; at most MaxReviewWait).
 	Wait float64 `json:"wait,omitempty"`
@@ -89,7 +94,29 @@ const MaxReviewWait = 300 * time.Second
 type AgentReviewer interface {
 	// ReviewFor judges q for the agent token tok, waiting at most wait for an ask's card.
 	ReviewFor(ctx context.Context, tok *auth.Token, q ReviewQuery, wait time.Duration) (*ReviewAnswer, error)
+	// OutcomeFor records how a call ReviewFor judged for the same token ended, as its runtime
+	// reports it. A call the token's session did not judge is ErrNoSuchCall; one whose outcome
+	// is on record already, ErrOutcomeRecorded.
+	OutcomeFor(ctx context.Context, tok *auth.Token, q OutcomeReport) error
 }
+
+// OutcomeReport is the body of POST /api/v1/review/outcome: how a call an agent's runtime ran
+// itself ended.
+type OutcomeReport struct {
+	// Call is the call's id, as the review answered it (or as the review's body gave it).
+	Call string `json:"call"`
+	// Outcome is "ok" or "error".
+	Outcome string `json:"outcome"`
+	// Error says what went wrong, for an error (at most 4,096 characters).
+	Error string `json:"error,omitempty"`
+}
+
+// Errors of OutcomeFor, and of ReviewFor for a call id already on record.
+var (
+	ErrNoSuchCall      = errors.New("no call of this token's session has that id")
+	ErrOutcomeRecorded = errors.New("the call's outcome is on record already")
+	ErrCallTaken       = errors.New("a call with that id is on record already")
+)
 
 // ReviewAnswer is an agent token's answer of POST /api/v1/review: the verdict as `warden
 // review --json` prints it, the call's id on its audit events, and for an ask the card.
@@ -278,12 +305,19 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, tok *auth.T
 	case q.Wait < 0:
 		bad(fmt.Sprintf("wait %g: want the seconds to wait for an answer, from 0 (at most %g)", q.Wait, MaxReviewWait.Seconds()))
 		return
+	case q.Call != "" && !validCallID(q.Call):
+		bad(fmt.Sprintf("call %q: want an id of letters, digits, '.', '_', ':' and '-', at most 128 long (such as Claude Code's tool_use_id)", clip(q.Call)))
+		return
 	}
 	wait := MaxReviewWait
 	if q.Wait < MaxReviewWait.Seconds() {
 		wait = time.Duration(q.Wait * float64(time.Second))
 	}
 	ans, err := s.o.Agents.ReviewFor(r.Context(), tok, q, wait)
+	if errors.Is(err, ErrCallTaken) {
+		s.fail(w, r, apiError{http.StatusConflict, "conflict", err.Error()}, nil)
+		return
+	}
 	if ans == nil {
 		s.explorerFailed(w, r, err)
 		return
@@ -294,6 +328,61 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, tok *auth.T
 		s.o.Logger.Error("an agent's review failed", "tenant", tok.Tenant, "tool", q.Tool, "err", err)
 	}
 	writeJSON(w, http.StatusOK, ans)
+}
+
+// reportOutcome records how a call an agent's runtime ran itself ended (POST
+// /api/v1/review/outcome): a call the same token's session judged, once.
+func (s *Server) reportOutcome(w http.ResponseWriter, r *http.Request) {
+	tok := caller(r)
+	if s.o.Agents == nil {
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", "this server reviews no calls for agents"}, nil)
+		return
+	}
+	var q OutcomeReport
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", `the body must be {"call", "outcome": "ok" or "error", "error"}: ` + err.Error()}, nil)
+		return
+	}
+	bad := func(msg string) { s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", msg}, nil) }
+	switch {
+	case !validCallID(q.Call):
+		bad(fmt.Sprintf("call %q: want the id the review answered", clip(q.Call)))
+		return
+	case q.Outcome != "ok" && q.Outcome != "error":
+		bad(fmt.Sprintf("outcome %q: want ok or error", clip(q.Outcome)))
+		return
+	case len(q.Error) > 4096:
+		bad("error: at most 4,096 characters")
+		return
+	case q.Error != "" && q.Outcome != "error":
+		bad("error is for an outcome of error")
+		return
+	}
+	switch err := s.o.Agents.OutcomeFor(r.Context(), tok, q); {
+	case errors.Is(err, ErrNoSuchCall):
+		s.fail(w, r, apiError{http.StatusNotFound, "not_found", fmt.Sprintf("call %s: %v", q.Call, err)}, nil)
+	case errors.Is(err, ErrOutcomeRecorded):
+		s.fail(w, r, apiError{http.StatusConflict, "conflict", fmt.Sprintf("call %s: %v", q.Call, err)}, nil)
+	case err != nil:
+		s.explorerFailed(w, r, err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// validCallID reports whether id is a call id a runtime may give (Claude Code's tool_use_id).
+func validCallID(id string) bool {
+	if id == "" || len(id) > 128 {
+		return false
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // validHarness reports whether h is a harness's name as the audit trail records it.
@@ -307,4 +396,13 @@ func validHarness(h string) bool {
 		}
 	}
 	return true
+}
+
+// clip bounds a value quoted back in an error (an id can be megabytes long in a bad body).
+func clip(s string) string {
+	const n = 140
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n], "") + "…"
 }

@@ -108,6 +108,15 @@ func (e policyExplorer) ReviewFor(ctx context.Context, tok *auth.Token, q server
 	return a, nil
 }
 
+// OutcomeFor stands for the gateway's recording of an outcome: the calls judged were call-1
+// and, in each tenant, call-<tenant>.
+func (e policyExplorer) OutcomeFor(_ context.Context, tok *auth.Token, q server.OutcomeReport) error {
+	if q.Call != "call-1" && q.Call != "call-"+tok.Tenant {
+		return server.ErrNoSuchCall
+	}
+	return nil
+}
+
 func exploreFixture(t *testing.T) *fixture {
 	t.Helper()
 	return newFixtureWith(t, func(o *server.Options, _ *sqlite.DB) {

@@ -150,6 +150,9 @@ var matrixCases = map[string]matrixCase{
 	"POST /api/v1/review": {build: func(_ *fixture, t string, _ int) matrixReq {
 		return matrixReq{method: "POST", path: "/api/v1/review", body: fmt.Sprintf(`{"tool":"files_read","input":{"path":"a.txt"},"role":"desk","tenant":%q}`, t)}
 	}},
+	"POST /api/v1/review/outcome": {build: func(_ *fixture, t string, _ int) matrixReq {
+		return matrixReq{method: "POST", path: "/api/v1/review/outcome", body: fmt.Sprintf(`{"call":"call-%s","outcome":"ok"}`, t)}
+	}},
 	"GET /api/v1/approvals/events": {build: func(_ *fixture, _ string, _ int) matrixReq {
 		return matrixReq{method: "GET", path: "/api/v1/approvals/events", stream: true}
 	}, other: 200},

@@ -359,6 +359,9 @@ func TestOpenAPIResponses(t *testing.T) {
 		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "acme-approver", body: `{"tool":"files_read"}`, want: 403},
 		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "agent", body: `{"tool":"files_write","input":{"path":"a","content":"x"},"harness":"claude-code","session":"s1","wait":0}`, want: 200},
 		{route: reviewQ, method: "POST", path: "/api/v1/review", token: "agent", body: `{"tool":"files_read","role":"reader"}`, want: 403},
+		{route: "POST /api/v1/review/outcome", method: "POST", path: "/api/v1/review/outcome", token: "agent", body: `{"call":"call-1","outcome":"ok"}`, want: 204},
+		{route: "POST /api/v1/review/outcome", method: "POST", path: "/api/v1/review/outcome", token: "agent", body: `{"call":"call-2","outcome":"ok"}`, want: 404},
+		{route: "POST /api/v1/review/outcome", method: "POST", path: "/api/v1/review/outcome", token: "acme-viewer", body: `{"call":"call-1","outcome":"ok"}`, want: 403},
 		{route: events, method: "GET", path: "/api/v1/approvals/events", token: "acme-approver", want: 200, stream: true},
 		{route: events, method: "GET", path: "/api/v1/approvals/events", token: "agent", want: 403},
 	}

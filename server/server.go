@@ -157,6 +157,7 @@ var routes = []route{
 	// The console's needs (explore.go, events.go), for any client too.
 	{"GET", "/api/v1/surface", surfaceReaders, (*Server).getSurface},
 	{"POST", "/api/v1/review", reviewers, (*Server).reviewCall},
+	{"POST", "/api/v1/review/outcome", []string{auth.RoleAgent}, (*Server).reportOutcome},
 	{"GET", "/api/v1/approvals/events", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).approvalEvents},
 }
 

@@ -25,6 +25,26 @@ type reviewRequest struct {
 	Session   string         `json:"session,omitempty"`
 	Wait      int            `json:"wait,omitempty"`
 	Sandboxed bool           `json:"sandboxed,omitempty"`
+	Call      string         `json:"call,omitempty"`
+}
+
+// callID is the id the server records a call of a tool use under: Claude Code's tool_use_id
+// for its first (or only) call, with .N after it for the others (MultiEdit's edits), so that
+// PostToolUse can report the outcome under the same id. Empty (the server makes one) for an
+// id the API would not take.
+func callID(toolUseID string, i int) string {
+	if toolUseID == "" || len(toolUseID) > 120 {
+		return ""
+	}
+	for _, c := range toolUseID {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return ""
+		}
+	}
+	if i == 0 {
+		return toolUseID
+	}
+	return fmt.Sprintf("%s.%d", toolUseID, i)
 }
 
 // reviewResponse is what the hook reads of the answer: warden review --json's shape, and the
@@ -49,14 +69,14 @@ const hookClientMargin = 3 * time.Second
 
 // remote answers a PreToolUse event through warden serve's review API, waiting up to --wait
 // for a person to answer a card. A server that cannot be reached, or answers with an error,
-// blocks the call. PostToolUse is not sent: the API records decisions, and a built-in's result
-// stays on this machine.
+// blocks the call. PostToolUse reports the call's outcome (POST /api/v1/review/outcome): ok
+// or error, never the result itself, which stays on this machine.
 func (o *hookOptions) remote(ctx context.Context, ev *claudecode.Event) (*claudecode.Answer, error) {
-	if ev.HookEventName == claudecode.PostToolUse {
-		return nil, nil
-	}
 	if o.token == "" {
 		return nil, errors.New("--server needs an agent token: give --token or set WARDEN_TOKEN")
+	}
+	if ev.HookEventName == claudecode.PostToolUse {
+		return o.remoteOutcome(ctx, ev), nil
 	}
 	if o.wait < 0 {
 		return nil, fmt.Errorf("--wait %s: want a duration of zero or more", o.wait)
@@ -89,14 +109,21 @@ func (o *hookOptions) remote(ctx context.Context, ev *claudecode.Event) (*claude
 	client := &http.Client{Timeout: o.wait + hookClientMargin}
 	worst := verdict.Allow
 	var lines []string
-	for _, c := range calls {
+	for i, c := range calls {
 		wait := max(0, time.Until(deadline))
 		req := reviewRequest{Tool: c.Tool, Input: c.Input, Workspace: o.workspace, Harness: harnessClaudeCode,
 			Session: ev.SessionID, Wait: int((wait + time.Second - 1) / time.Second),
 			// The server judges a recursive read on the path it names only where the hard
 			// blocks are enforced at the system call: here, by the rules given to the sandbox.
-			Sandboxed: sandboxed && o.boundaries != ""}
+			Sandboxed: sandboxed && o.boundaries != "", Call: callID(ev.ToolUseID, i)}
 		res, err := o.post(ctx, client, base, &req)
+		var taken *callTakenError
+		if errors.As(err, &taken) {
+			// The id is on record already (a PreToolUse asked again for the same tool use):
+			// judged again under an id of the server's, whose outcome is not reported.
+			req.Call = ""
+			res, err = o.post(ctx, client, base, &req)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -143,6 +170,43 @@ func (r *reviewResponse) decision(wait time.Duration) (verdict.Decision, []strin
 	return d, lines
 }
 
+// callTakenError: the server has a call on record under the id the review gave.
+type callTakenError struct{ call string }
+
+func (e *callTakenError) Error() string { return "call " + e.call + " is on record already" }
+
+// remoteOutcome reports a PostToolUse event's outcome under the call's id. The call has run:
+// a report that fails blocks nothing, and says so to the user.
+func (o *hookOptions) remoteOutcome(ctx context.Context, ev *claudecode.Event) *claudecode.Answer {
+	id := callID(ev.ToolUseID, 0)
+	if id == "" {
+		return &claudecode.Answer{SystemMessage: "Warden: the outcome of " + ev.ToolName + " was not recorded: its tool_use_id is not one the server takes"}
+	}
+	body := map[string]string{"call": id, "outcome": "ok"}
+	if failed(ev.ToolResponse) {
+		body["outcome"] = "error"
+		body["error"] = "the tool reported an error"
+	}
+	data, _ := json.Marshal(body)
+	base := strings.TrimRight(o.server, "/")
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/review/outcome", bytes.NewReader(data))
+	if err != nil {
+		return &claudecode.Answer{SystemMessage: "Warden: the outcome of " + ev.ToolName + " was not recorded: " + err.Error()}
+	}
+	req.Header.Set("Authorization", "Bearer "+o.token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		return &claudecode.Answer{SystemMessage: fmt.Sprintf("Warden: the outcome of %s was not recorded: the server at %s did not answer: %v", ev.ToolName, base, err)}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent {
+		raw, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		return &claudecode.Answer{SystemMessage: fmt.Sprintf("Warden: the outcome of %s was not recorded: the server at %s answered %s: %s", ev.ToolName, base, resp.Status, strings.TrimSpace(string(raw)))}
+	}
+	return nil
+}
+
 // post sends one review and reads its answer; an HTTP error status is an error naming the
 // server's code and message.
 func (o *hookOptions) post(ctx context.Context, client *http.Client, base string, body *reviewRequest) (*reviewResponse, error) {
@@ -168,6 +232,9 @@ func (o *hookOptions) post(ctx context.Context, client *http.Client, base string
 	if resp.StatusCode != http.StatusOK {
 		var e struct {
 			Error struct{ Code, Message string } `json:"error"`
+		}
+		if resp.StatusCode == http.StatusConflict && body.Call != "" {
+			return nil, &callTakenError{call: body.Call}
 		}
 		if json.Unmarshal(raw, &e) == nil && e.Error.Message != "" {
 			return nil, fmt.Errorf("the Warden server at %s refused the review (%d %s): %s", base, resp.StatusCode, e.Error.Code, e.Error.Message)

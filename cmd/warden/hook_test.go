@@ -387,6 +387,31 @@ func TestHookClaudeCodeServer(t *testing.T) {
 		t.Errorf("the server recorded %v", recorded)
 	}
 
+	// PostToolUse reports the outcome under the tool use's id, which the review recorded the
+	// call under; a PostToolUse the server cannot place is said, and blocks nothing.
+	readEvent := map[string]any{}
+	if err := json.Unmarshal(hookFixture(t, "read", project), &readEvent); err != nil {
+		t.Fatal(err)
+	}
+	readEvent["hook_event_name"] = "PostToolUse"
+	readEvent["tool_response"] = map[string]any{"type": "text", "file": map[string]any{"filePath": "main.go", "content": "package main"}}
+	post, _ := json.Marshal(readEvent)
+	if out, errOut, code := hookRun(t, project, post, args...); code != 0 || strings.TrimSpace(out) != "" {
+		t.Errorf("PostToolUse: status %d, out %q, stderr %q", code, out, errOut)
+	}
+	var outcomes []string
+	for _, e := range s.events(t, fmt.Sprint(readEvent["tool_use_id"])) {
+		outcomes = append(outcomes, e.Kind+":"+e.Decision+e.Outcome)
+	}
+	if strings.Join(outcomes, ",") != "decision:allow,outcome:ok" {
+		t.Errorf("the read's events: %v; want its decision and its outcome", outcomes)
+	}
+	readEvent["tool_use_id"] = "toolu_01NeverJudged"
+	post, _ = json.Marshal(readEvent)
+	if out, _, code := hookRun(t, project, post, args...); code != 0 || !strings.Contains(out, "was not recorded") {
+		t.Errorf("PostToolUse of a call never judged: status %d, out %q", code, out)
+	}
+
 	stream := s.cards(t)
 	type result struct {
 		out, errOut string

@@ -324,6 +324,42 @@ func TestReviewAPIForAgents(t *testing.T) {
 		}
 	})
 
+	t.Run("the runtime reports the outcome under its own call id", func(t *testing.T) {
+		a := s.reviewAs(t, s.agent, call("files_read", map[string]any{"path": "notes.txt"}, map[string]any{"call": "toolu_01Outcome"}))
+		if a.Decision != "allow" || a.Call != "toolu_01Outcome" {
+			t.Fatalf("the review: %+v; want allow under the runtime's id", a)
+		}
+		b, _ := json.Marshal(call("files_read", map[string]any{"path": "notes.txt"}, map[string]any{"call": "toolu_01Outcome"}))
+		if code, out := apiDo(t, "POST", s.url+"/api/v1/review", s.agent, string(b)); code != http.StatusConflict {
+			t.Errorf("a second review under the same id: %d %s; want 409", code, out)
+		}
+		other := createToken(t, s.db, &auth.Token{Role: auth.RoleAgent, Tenant: "default", SessionRole: "person", Name: "another-agent"})
+		for _, tt := range []struct {
+			token, body string
+			want        int
+		}{
+			{other, `{"call":"toolu_01Outcome","outcome":"ok"}`, http.StatusNotFound},       // not its call
+			{s.agent, `{"call":"toolu_01Nobody","outcome":"ok"}`, http.StatusNotFound},      // never judged
+			{s.agent, `{"call":"toolu_01Outcome","outcome":"fine"}`, http.StatusBadRequest}, // no such outcome
+			{s.agent, `{"call":"toolu_01Outcome","outcome":"error","error":"exit status 1"}`, http.StatusNoContent},
+			{s.agent, `{"call":"toolu_01Outcome","outcome":"ok"}`, http.StatusConflict},  // once
+			{s.admin, `{"call":"toolu_01Outcome","outcome":"ok"}`, http.StatusForbidden}, // agents only
+		} {
+			if code, out := apiDo(t, "POST", s.url+"/api/v1/review/outcome", tt.token, tt.body); code != tt.want {
+				t.Errorf("outcome %s: %d %s; want %d", tt.body, code, out, tt.want)
+			}
+		}
+		var outcomes []*audit.Event
+		for _, e := range s.events(t, "toolu_01Outcome") {
+			if e.Kind == audit.KindOutcome {
+				outcomes = append(outcomes, e)
+			}
+		}
+		if len(outcomes) != 1 || outcomes[0].Outcome != "error" || outcomes[0].Error != "exit status 1" || outcomes[0].Harness != "claude-code" || outcomes[0].Session != "sess-1" || outcomes[0].Tool != "files_read" {
+			t.Errorf("the outcomes recorded: %+v", outcomes)
+		}
+	})
+
 	t.Run("a person's review explores", func(t *testing.T) {
 		before := len(s.events(t, ""))
 		b, _ := json.Marshal(map[string]any{"tool": "shell_exec", "input": map[string]any{"command": "rm -r build"}, "role": "person", "workspace": project})
