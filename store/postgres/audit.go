@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,18 +43,49 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 		return db.wrap("append audit events", err)
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // after Commit it is a no-op
+	if err := db.lockHeads(ctx, tx, events); err != nil {
+		return db.wrap("append audit events", err)
+	}
 	for i, e := range events {
 		if ids[i], err = db.insertEvent(ctx, tx, e); err != nil {
 			return db.wrap("append audit events", err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
+		for _, e := range events {
+			e.PrevHash, e.Hash = "", ""
+		}
 		return db.wrap("append audit events", err)
 	}
 	for i, e := range events {
 		e.ID = ids[i]
 	}
 	return nil
+}
+
+// lockHeads takes, for a batch of several tenants, the advisory lock and then the tenants'
+// chain heads in tenant order (creating the missing ones), so that two batches never wait for
+// each other's heads in a cycle.
+func (db *DB) lockHeads(ctx context.Context, tx pgx.Tx, events []*audit.Event) error {
+	var tenants []string
+	for _, e := range events {
+		if !slices.Contains(tenants, e.Tenant) {
+			tenants = append(tenants, e.Tenant)
+		}
+	}
+	if len(tenants) < 2 {
+		return nil
+	}
+	slices.Sort(tenants)
+	_, err := tx.Exec(ctx, `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($1))
+		INSERT INTO audit_chain (tenant, event, hash)
+		SELECT t, 0, '\x0000000000000000000000000000000000000000000000000000000000000000'::bytea
+		FROM held, unnest($2::text[]) WITH ORDINALITY AS u(t, n) ORDER BY n
+		ON CONFLICT (tenant) DO NOTHING`, db.auditKey, tenants)
+	if err == nil {
+		_, err = tx.Exec(ctx, `SELECT 1 FROM audit_chain WHERE tenant = ANY($1) ORDER BY tenant FOR UPDATE`, tenants)
+	}
+	return err
 }
 
 // rowQuerier is a pool or a transaction.
@@ -81,16 +113,28 @@ func (db *DB) insertEvent(ctx context.Context, q rowQuerier, e *audit.Event) (in
 	}
 	e.Time = orNow(e.Time)
 	t, tns := ts(e.Time)
-	var id int64
-	err = q.QueryRow(ctx, `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($1))
+	content := audit.ContentHash(e)
+	var (
+		id         int64
+		prev, hash []byte
+	)
+	// The advisory lock first, then, in audit_link, the tenant's chain head and the ID: every
+	// appender takes them in that order, so none waits for a lock another holds while it
+	// holds one that other waits for.
+	err = q.QueryRow(ctx, `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($1)),
+		link AS MATERIALIZED (SELECT audit_link($6, $24) AS l FROM held)
 		INSERT INTO audit_events (id, time, time_ns, kind, call_id, tenant, session, principal, role,
-			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
-		SELECT nextval('audit_events_id_seq'), $2, $3, $4, $5, $6, $7, $8, $9,
-			$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23 FROM held
-		RETURNING id`,
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness,
+			prev_hash, hash)
+		SELECT (l).out_id, $2, $3, $4, $5, $6, $7, $8, $9,
+			$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, (l).out_prev, (l).out_hash FROM link
+		RETURNING id, prev_hash, hash`,
 		db.auditKey, t, tns, e.Kind, e.CallID, e.Tenant, e.Session, e.Principal, e.Role,
 		e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver, spend, e.Outcome, e.Error,
-		e.PolicyRevision, e.Channel, e.Harness).Scan(&id)
+		e.PolicyRevision, e.Channel, e.Harness, content[:]).Scan(&id, &prev, &hash)
+	if err == nil {
+		e.PrevHash, e.Hash = audit.HashBytes(prev), audit.HashBytes(hash)
+	}
 	return id, err
 }
 
@@ -147,7 +191,7 @@ func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error)
 	cmpTime(">=", f.Since)
 	cmpTime("<", f.Until)
 	q := `SELECT id, time, time_ns, kind, call_id, tenant, session, principal, role, profile, run, tool, digest,
-		decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness
+		decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness, prev_hash, hash
 		FROM audit_events WHERE ` + strings.Join(where, " AND ") + ` ORDER BY id`
 	if f.Limit > 0 {
 		args = append(args, f.Limit)
@@ -165,13 +209,15 @@ func (db *DB) Query(ctx context.Context, f audit.Filter) ([]*audit.Event, error)
 			t                      time.Time
 			tns                    int16
 			blockers, rules, spend []byte
+			prev, hash             []byte
 		)
 		err := rows.Scan(&e.ID, &t, &tns, &e.Kind, &e.CallID, &e.Tenant, &e.Session, &e.Principal, &e.Role,
 			&e.Profile, &e.Run, &e.Tool, &e.Digest, &e.Decision, &blockers, &rules, &e.Approver, &spend,
-			&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness)
+			&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness, &prev, &hash)
 		if err != nil {
 			return nil, db.wrap("query audit events", err)
 		}
+		e.PrevHash, e.Hash = audit.HashBytes(prev), audit.HashBytes(hash)
 		e.Time = fromTS(&t, tns)
 		if err := unmarshalNull(blockers, &e.Blockers); err != nil {
 			return nil, db.wrap("query audit events", err)

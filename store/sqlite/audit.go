@@ -4,7 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
 
@@ -12,7 +14,7 @@ import (
 )
 
 const eventColumns = `id, time, kind, call_id, tenant, session, principal, role, profile, run, tool, digest,
-	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness`
+	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness, prev_hash, hash`
 
 // jsonColumn is v as JSON text, or NULL when empty.
 func jsonColumn(v any, empty bool) (any, error) {
@@ -44,10 +46,10 @@ type pendingEvent struct {
 }
 
 // appendBatch writes a batch of appends in one transaction, under the first one's context
-// without its cancellation: the others wait for it too.
+// without its cancellation when there are several: the others wait for it too.
 func (db *DB) appendBatch(batch []pendingEvent) error {
 	if len(batch) == 1 {
-		return db.appendOne(batch[0].ctx, batch[0].e)
+		return db.AppendAll(batch[0].ctx, []*audit.Event{batch[0].e})
 	}
 	events := make([]*audit.Event, len(batch))
 	for i, p := range batch {
@@ -56,8 +58,62 @@ func (db *DB) appendBatch(batch []pendingEvent) error {
 	return db.AppendAll(context.WithoutCancel(batch[0].ctx), events)
 }
 
-// AppendAll appends several events in one transaction: all of them or none.
+// chainCache is what the writer knows of the audit trail's end: the last event's ID and each
+// tenant's chain head (audit.Link). It holds only while no other connection wrote: PRAGMA
+// data_version on the writer changes when another connection (another process) committed,
+// and then the cache is dropped and read again from the table. It is used and changed under
+// db.mu, in the write transaction.
+type chainCache struct {
+	valid   bool
+	version int64
+	lastID  int64
+	heads   map[string][audit.HashSize]byte
+}
+
+// chainStart readies the cache in a write transaction: returns the last event's ID.
+func (db *DB) chainStart(ctx context.Context) (int64, error) {
+	c := &db.chain
+	var v int64
+	if err := db.ws.dataVersion.QueryRowContext(ctx).Scan(&v); err != nil {
+		return 0, err
+	}
+	if c.valid && v == c.version {
+		return c.lastID, nil
+	}
+	c.valid, c.version, c.heads = false, v, map[string][audit.HashSize]byte{}
+	if err := db.ws.lastEventID.QueryRowContext(ctx).Scan(&c.lastID); err != nil {
+		return 0, err
+	}
+	c.valid = true
+	return c.lastID, nil
+}
+
+// chainHead is tenant's chain head, from the cache or, the first time, from the table.
+func (db *DB) chainHead(ctx context.Context, tenant string) ([audit.HashSize]byte, error) {
+	if h, ok := db.chain.heads[tenant]; ok {
+		return h, nil
+	}
+	var b []byte
+	err := db.ws.chainHead.QueryRowContext(ctx, tenant).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return audit.Genesis, nil
+	}
+	if err != nil {
+		return audit.Genesis, err
+	}
+	if len(b) != audit.HashSize {
+		return audit.Genesis, fmt.Errorf("tenant %q's last chained event holds a hash of %d bytes, want %d", tenant, len(b), audit.HashSize)
+	}
+	return [audit.HashSize]byte(b), nil
+}
+
+// AppendAll appends several events in one transaction: all of them or none. Each is linked
+// into its tenant's chain (audit.Link) in the transaction, under SQLite's write lock, with the
+// ID it is inserted with.
 func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
 	type row struct {
 		time                   string
 		blockers, rules, spend any
@@ -78,28 +134,65 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 			return fmt.Errorf("append audit events: %w", err)
 		}
 	}
-	ids := make([]int64, len(events))
-	err := db.tx(ctx, func(w *sql.Conn) error {
-		for i, e := range events {
-			res, err := db.ws.appendEvent.ExecContext(ctx, rows[i].time, e.Kind, e.CallID, e.Tenant, e.Session,
-				e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, rows[i].blockers, rows[i].rules,
-				e.Approver, rows[i].spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
-			if err != nil {
-				return err
-			}
-			if ids[i], err = res.LastInsertId(); err != nil {
-				return err
-			}
+	// The transaction by hand, not db.tx: the cache changes with the commit, under db.mu.
+	err := db.write(ctx, func(*sql.Conn) error {
+		if _, err := db.ws.begin.ExecContext(ctx); err != nil {
+			return err
 		}
+		heads, last, err := db.link(ctx, events, func(i int, e *audit.Event, id int64, prev, hash [audit.HashSize]byte) error {
+			r := &rows[i]
+			_, err := db.ws.appendEvent.ExecContext(ctx, id, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
+				e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
+				e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:])
+			return err
+		})
+		if err == nil {
+			_, err = db.ws.commit.ExecContext(ctx)
+		}
+		if err != nil {
+			db.rollback()
+			db.chain.valid = false
+			return err
+		}
+		maps.Copy(db.chain.heads, heads)
+		db.chain.lastID = last
 		return nil
 	})
 	if err != nil {
+		for _, e := range events {
+			e.ID, e.PrevHash, e.Hash = 0, "", ""
+		}
 		return db.fail("append audit events", err)
 	}
-	for i, e := range events {
-		e.ID = ids[i]
-	}
 	return nil
+}
+
+// link gives each event its ID and links it into its tenant's chain, in a write transaction,
+// calling insert for each; it returns the new chain heads and last ID, for the cache once
+// the transaction commits.
+func (db *DB) link(ctx context.Context, events []*audit.Event,
+	insert func(i int, e *audit.Event, id int64, prev, hash [audit.HashSize]byte) error) (map[string][audit.HashSize]byte, int64, error) {
+	last, err := db.chainStart(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	heads := make(map[string][audit.HashSize]byte, 1)
+	for i, e := range events {
+		prev, ok := heads[e.Tenant]
+		if !ok {
+			if prev, err = db.chainHead(ctx, e.Tenant); err != nil {
+				return nil, 0, err
+			}
+		}
+		last++
+		e.ID = last
+		hash := e.Seal(prev)
+		heads[e.Tenant] = hash
+		if err := insert(i, e, last, prev, hash); err != nil {
+			return nil, 0, err
+		}
+	}
+	return heads, last, nil
 }
 
 // Query returns matching events in ID order. Since is inclusive, Until exclusive.
@@ -162,12 +255,14 @@ func scanEvent(row scanner) (*audit.Event, error) {
 		e                      audit.Event
 		when                   sql.NullString
 		blockers, rules, spend sql.NullString
+		prev, hash             []byte
 	)
 	if err := row.Scan(&e.ID, &when, &e.Kind, &e.CallID, &e.Tenant, &e.Session, &e.Principal, &e.Role,
 		&e.Profile, &e.Run, &e.Tool, &e.Digest, &e.Decision, &blockers, &rules, &e.Approver, &spend,
-		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness); err != nil {
+		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness, &prev, &hash); err != nil {
 		return nil, err
 	}
+	e.PrevHash, e.Hash = audit.HashBytes(prev), audit.HashBytes(hash)
 	var err error
 	if e.Time, err = parseTime(when); err != nil {
 		return nil, err
@@ -189,39 +284,4 @@ func scanEvent(row scanner) (*audit.Event, error) {
 		}
 	}
 	return &e, nil
-}
-
-// appendOne writes one event in its own (autocommit) statement.
-func (db *DB) appendOne(ctx context.Context, e *audit.Event) error {
-	if e.Time.IsZero() {
-		e.Time = time.Now()
-	}
-	blockers, err := jsonColumn(e.Blockers, e.Blockers == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	rules, err := jsonColumn(e.Rules, e.Rules == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	spend, err := jsonColumn(e.Spend, e.Spend == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	var id int64
-	err = db.write(ctx, func(*sql.Conn) error {
-		res, err := db.ws.appendEvent.ExecContext(ctx, formatTime(e.Time), e.Kind, e.CallID, e.Tenant, e.Session,
-			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver,
-			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return db.fail("append audit event", err)
-	}
-	e.ID = id
-	return nil
 }

@@ -81,6 +81,8 @@ type DB struct {
 	objects objectWatch   // management-plane object watchers
 	// appends commits concurrent audit appends together (see Append).
 	appends *group.Commit[pendingEvent]
+	// chain is the audit trail's end as the writer last saw it (under mu).
+	chain chainCache
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer

@@ -26,7 +26,7 @@ type writeStmts struct {
 	updateBeat, insertInstance                        *sql.Stmt
 	deadReservations, deadRuns, deadCards, forgetDead *sql.Stmt
 
-	appendEvent *sql.Stmt
+	appendEvent, dataVersion, lastEventID, chainHead *sql.Stmt
 
 	createToken, revokeToken *sql.Stmt
 }
@@ -116,9 +116,13 @@ func (s *writeStmts) list() []stmtSQL {
 			RETURNING ` + cardColumns},
 		{&s.forgetDead, `DELETE FROM instances WHERE id NOT IN (` + liveInstances + `) RETURNING id`},
 
-		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
-			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.appendEvent, `INSERT INTO audit_events (id, time, kind, call_id, tenant, session, principal, role,
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness,
+			prev_hash, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.dataVersion, `PRAGMA data_version`},
+		{&s.lastEventID, `SELECT COALESCE(MAX(id), 0) FROM audit_events`},
+		{&s.chainHead, `SELECT hash FROM audit_events WHERE tenant = ? AND hash IS NOT NULL ORDER BY id DESC LIMIT 1`},
 
 		{&s.createToken, `INSERT INTO tokens (` + tokenColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
