@@ -90,16 +90,8 @@ type Checkpointer interface {
 	Keys(ctx context.Context) ([]Key, error)
 	// AddCheckpoint records a signed checkpoint.
 	AddCheckpoint(ctx context.Context, c Checkpoint) error
-	// Checkpoints lists the recorded checkpoints in event order.
+	// Checkpoints lists the recorded checkpoints in the order they were recorded.
 	Checkpoints(ctx context.Context) ([]Checkpoint, error)
-	// Heads returns each tenant's chain head: its last chained event's ID and Hash.
-	Heads(ctx context.Context) (map[string]Head, error)
-}
-
-// Head is where a tenant's chain stands in a store.
-type Head struct {
-	Event int64
-	Hash  string
 }
 
 // AddCheckpoint gives v a checkpoint to check against the chain, before the events are read:

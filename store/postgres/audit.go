@@ -31,6 +31,9 @@ func (db *DB) Append(ctx context.Context, e *audit.Event) error {
 		return db.wrap("append audit event", err)
 	}
 	e.ID = id
+	if s := db.signer.Load(); s != nil {
+		s.Appended(ctx, []*audit.Event{e})
+	}
 	return nil
 }
 
@@ -59,6 +62,9 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 	}
 	for i, e := range events {
 		e.ID = ids[i]
+	}
+	if s := db.signer.Load(); s != nil {
+		s.Appended(ctx, events)
 	}
 	return nil
 }

@@ -68,6 +68,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -114,6 +115,8 @@ type DB struct {
 	channel              string
 
 	hub *hub
+	// signer, if set, is told of every committed append (audit checkpoints).
+	signer atomic.Pointer[audit.Signer]
 
 	closeOnce sync.Once
 	ctx       context.Context // ends when the DB is closed

@@ -119,6 +119,15 @@ func TestConformance(t *testing.T) {
 			}
 			return openURL(t, u.(string))
 		},
+		Exec: func(t *testing.T, s storetest.Store, stmts ...string) {
+			u, ok := urls.Load(s)
+			if !ok {
+				t.Fatalf("Exec: not a store this test opened")
+			}
+			for _, stmt := range stmts {
+				admin(t, u.(string), stmt)
+			}
+		},
 	})
 }
 

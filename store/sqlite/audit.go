@@ -164,6 +164,9 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 		}
 		return db.fail("append audit events", err)
 	}
+	if s := db.signer.Load(); s != nil {
+		s.Appended(ctx, events)
+	}
 	return nil
 }
 

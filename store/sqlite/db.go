@@ -83,6 +83,8 @@ type DB struct {
 	appends *group.Commit[pendingEvent]
 	// chain is the audit trail's end as the writer last saw it (under mu).
 	chain chainCache
+	// signer, if set, is told of every committed append (audit checkpoints).
+	signer atomic.Pointer[audit.Signer]
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer
