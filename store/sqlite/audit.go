@@ -59,10 +59,11 @@ func (db *DB) appendBatch(batch []pendingEvent) error {
 }
 
 // chainCache is what the writer knows of the audit trail's end: the last event's ID and each
-// tenant's chain head (audit.Link). It holds only while no other connection wrote: PRAGMA
-// data_version on the writer changes when another connection (another process) committed,
-// and then the cache is dropped and read again from the table. It is used and changed under
-// db.mu, in the write transaction.
+// tenant's chain head (audit.Link). It holds only while no other connection (another process)
+// wrote: PRAGMA data_version on the writer connection changes when one committed. Each insert
+// checks, in the statement itself, that data_version is still the one the cache was read at,
+// and inserts nothing when it is not; the append then reads the cache again from the table
+// in a transaction of its own and links anew. It is used and changed under db.mu.
 type chainCache struct {
 	valid   bool
 	version int64
@@ -70,22 +71,21 @@ type chainCache struct {
 	heads   map[string][audit.HashSize]byte
 }
 
-// chainStart readies the cache in a write transaction: returns the last event's ID.
-func (db *DB) chainStart(ctx context.Context) (int64, error) {
+// errStale is an insert that found another connection's commit since the cache was read.
+var errStale = errors.New("the audit chain cache is stale")
+
+// chainReread reads the cache again from the table, in a write transaction.
+func (db *DB) chainReread(ctx context.Context) error {
 	c := &db.chain
-	var v int64
-	if err := db.ws.dataVersion.QueryRowContext(ctx).Scan(&v); err != nil {
-		return 0, err
+	c.valid, c.heads = false, map[string][audit.HashSize]byte{}
+	if err := db.ws.dataVersion.QueryRowContext(ctx).Scan(&c.version); err != nil {
+		return err
 	}
-	if c.valid && v == c.version {
-		return c.lastID, nil
-	}
-	c.valid, c.version, c.heads = false, v, map[string][audit.HashSize]byte{}
 	if err := db.ws.lastEventID.QueryRowContext(ctx).Scan(&c.lastID); err != nil {
-		return 0, err
+		return err
 	}
 	c.valid = true
-	return c.lastID, nil
+	return nil
 }
 
 // chainHead is tenant's chain head, from the cache or, the first time, from the table.
@@ -107,18 +107,20 @@ func (db *DB) chainHead(ctx context.Context, tenant string) ([audit.HashSize]byt
 	return [audit.HashSize]byte(b), nil
 }
 
+// eventRow is an event's columns that are not its fields as they are.
+type eventRow struct {
+	time                   string
+	blockers, rules, spend any
+}
+
 // AppendAll appends several events in one transaction: all of them or none. Each is linked
-// into its tenant's chain (audit.Link) in the transaction, under SQLite's write lock, with the
-// ID it is inserted with.
+// into its tenant's chain (audit.Link) under SQLite's write lock, with the ID it is inserted
+// with.
 func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	type row struct {
-		time                   string
-		blockers, rules, spend any
-	}
-	rows := make([]row, len(events))
+	rows := make([]eventRow, len(events))
 	for i, e := range events {
 		if e.Time.IsZero() {
 			e.Time = time.Now()
@@ -134,29 +136,15 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 			return fmt.Errorf("append audit events: %w", err)
 		}
 	}
-	// The transaction by hand, not db.tx: the cache changes with the commit, under db.mu.
 	err := db.write(ctx, func(*sql.Conn) error {
-		if _, err := db.ws.begin.ExecContext(ctx); err != nil {
-			return err
+		if db.chain.valid {
+			// A lone event in its own statement (autocommit), several in a transaction.
+			err := db.appendLinked(ctx, events, rows, len(events) > 1)
+			if !errors.Is(err, errStale) {
+				return err
+			}
 		}
-		heads, last, err := db.link(ctx, events, func(i int, e *audit.Event, id int64, prev, hash [audit.HashSize]byte) error {
-			r := &rows[i]
-			_, err := db.ws.appendEvent.ExecContext(ctx, id, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
-				e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
-				e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:])
-			return err
-		})
-		if err == nil {
-			_, err = db.ws.commit.ExecContext(ctx)
-		}
-		if err != nil {
-			db.rollback()
-			db.chain.valid = false
-			return err
-		}
-		maps.Copy(db.chain.heads, heads)
-		db.chain.lastID = last
-		return nil
+		return db.appendLinked(ctx, events, rows, true)
 	})
 	if err != nil {
 		for _, e := range events {
@@ -170,32 +158,66 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 	return nil
 }
 
-// link gives each event its ID and links it into its tenant's chain, in a write transaction,
-// calling insert for each; it returns the new chain heads and last ID, for the cache once
-// the transaction commits.
-func (db *DB) link(ctx context.Context, events []*audit.Event,
-	insert func(i int, e *audit.Event, id int64, prev, hash [audit.HashSize]byte) error) (map[string][audit.HashSize]byte, int64, error) {
-	last, err := db.chainStart(ctx)
-	if err != nil {
-		return nil, 0, err
+// appendLinked links and inserts events, under db.mu: in a transaction if tx (and then, when
+// the cache is not valid, reading it again first), else in one autocommit statement. It
+// returns errStale when the inserts found another connection's commit since the cache was
+// read, having written nothing. The cache follows what was committed.
+func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []eventRow, tx bool) (err error) {
+	if tx {
+		if _, err := db.ws.begin.ExecContext(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				db.rollback()
+			}
+		}()
+		if !db.chain.valid {
+			if err := db.chainReread(ctx); err != nil {
+				return err
+			}
+		}
 	}
+	defer func() {
+		if err != nil {
+			db.chain.valid = false
+		}
+	}()
+	last := db.chain.lastID
 	heads := make(map[string][audit.HashSize]byte, 1)
 	for i, e := range events {
 		prev, ok := heads[e.Tenant]
 		if !ok {
 			if prev, err = db.chainHead(ctx, e.Tenant); err != nil {
-				return nil, 0, err
+				return err
 			}
 		}
 		last++
 		e.ID = last
 		hash := e.Seal(prev)
 		heads[e.Tenant] = hash
-		if err := insert(i, e, last, prev, hash); err != nil {
-			return nil, 0, err
+		r := &rows[i]
+		res, err := db.ws.appendEvent.ExecContext(ctx, last, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
+			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
+			e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:],
+			db.chain.version)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n != 1 {
+			return errStale
 		}
 	}
-	return heads, last, nil
+	if tx {
+		if _, err := db.ws.commit.ExecContext(ctx); err != nil {
+			return err
+		}
+	}
+	maps.Copy(db.chain.heads, heads)
+	db.chain.lastID = last
+	return nil
 }
 
 // Query returns matching events in ID order. Since is inclusive, Until exclusive.
