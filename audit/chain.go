@@ -46,8 +46,10 @@ const contentVersion = "warden.audit.v1\x00"
 // A nil and an empty list encode alike (JSON omits both), and a byte that is not valid UTF-8
 // encodes as U+FFFD (as JSON carries it), so an event hashes the same in a store and in an
 // export. The ID is not part of the content: the link adds it.
-func Content(e *Event) []byte {
-	b := make([]byte, 0, 512)
+func Content(e *Event) []byte { return appendContent(nil, e) }
+
+// appendContent appends Content(e) to b.
+func appendContent(b []byte, e *Event) []byte {
 	b = append(b, contentVersion...)
 	b = binary.BigEndian.AppendUint64(b, uint64(e.Time.Unix()))
 	b = binary.BigEndian.AppendUint32(b, uint32(e.Time.Nanosecond()))
@@ -90,7 +92,10 @@ func appendString(b []byte, s string) []byte {
 }
 
 // ContentHash is SHA-256(Content(e)).
-func ContentHash(e *Event) [HashSize]byte { return sha256.Sum256(Content(e)) }
+func ContentHash(e *Event) [HashSize]byte {
+	var buf [1024]byte // most events fit: no allocation
+	return sha256.Sum256(appendContent(buf[:0], e))
+}
 
 // Link is the hash of the event with id and content hash content that follows prev in its
 // tenant's chain: SHA-256(prev || id (8 bytes big-endian) || content).

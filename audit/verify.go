@@ -54,7 +54,8 @@ type VerifySummary struct {
 }
 
 // lookahead is how many further events a Verifier reads, after an event whose predecessor
-// and hash both fail, to tell a moved event (its predecessor comes later) from a changed one.
+// is not the one before it, to tell a moved event (its predecessor comes later) from a
+// changed or orphaned one.
 const lookahead = 10000
 
 // chainHead is where a tenant's chain stands in a Verifier.
@@ -134,8 +135,10 @@ func (v *Verifier) Add(e *Event) {
 		fail(ReasonChanged, "its fields and id do not make its hash")
 	case prev != h.hash && intact && h.id == 0:
 		fail(ReasonMissing, "it is its tenant's first event, yet chains from %s, not from zero", short(prev))
+		v.badPrev = e.PrevHash
 	case prev != h.hash && intact:
 		fail(ReasonMissing, "it chains from %s, not from event %d", short(prev), h.id)
+		v.badPrev = e.PrevHash
 	case prev != h.hash:
 		fail(ReasonChanged, "neither its predecessor (%s) nor its fields and id match", short(prev))
 		v.badPrev = e.PrevHash
