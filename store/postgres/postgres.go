@@ -79,6 +79,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/budget"
+	"github.com/wardenhq/warden/internal/group"
 )
 
 var (
@@ -117,6 +118,8 @@ type DB struct {
 	hub *hub
 	// signer, if set, is told of every committed append (audit checkpoints).
 	signer atomic.Pointer[audit.Signer]
+	// appends commits concurrent audit appends together (see Append).
+	appends *group.Commit[pendingEvent]
 
 	closeOnce sync.Once
 	ctx       context.Context // ends when the DB is closed
@@ -162,6 +165,7 @@ func OpenSchema(ctx context.Context, url, schema string) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", where, err)
 	}
 	db := &DB{pool: pool, where: where}
+	db.appends = group.New(maxAppendBatch, db.appendBatch)
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	if err := db.start(ctx); err != nil {
 		db.cancel()
