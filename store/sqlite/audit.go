@@ -10,6 +10,9 @@ import (
 	"strings"
 	"time"
 
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
 	"github.com/wardenhq/warden/audit"
 )
 
@@ -59,28 +62,35 @@ func (db *DB) appendBatch(batch []pendingEvent) error {
 }
 
 // chainCache is what the writer knows of the audit trail's end: the last event's ID and each
-// tenant's chain head (audit.Link). It holds only while no other connection (another process)
-// wrote: PRAGMA data_version on the writer connection changes when one committed. Each insert
-// checks, in the statement itself, that data_version is still the one the cache was read at,
-// and inserts nothing when it is not; the append then reads the cache again from the table
-// in a transaction of its own and links anew. It is used and changed under db.mu.
+// tenant's chain head (audit.Link). It holds only while no other connection (another process
+// on the file) appended. Two guards keep it honest:
+//
+//   - Every event is inserted with the ID lastID+1, and every writer takes the table's last ID
+//     plus one: if another connection appended since, that ID is taken, the insert fails on
+//     the primary key, and nothing is written. This guard is exact and costs nothing.
+//   - A transaction (a batch, or a relink) first reads PRAGMA data_version, which changes when
+//     another connection committed anything, and reads the cache again when it did.
+//
+// When the first guard trips, the append relinks in a transaction, reading the last ID and
+// the heads from the table. It is used and changed under db.mu.
 type chainCache struct {
 	valid   bool
 	version int64
 	lastID  int64
 	heads   map[string][audit.HashSize]byte
+	// rereads counts the times the cache was read again from the table (for the tests).
+	rereads int
 }
 
-// errStale is an insert that found another connection's commit since the cache was read.
+// errStale is an insert that found another connection's append since the cache was read.
 var errStale = errors.New("the audit chain cache is stale")
 
-// chainReread reads the cache again from the table, in a write transaction.
-func (db *DB) chainReread(ctx context.Context) error {
+// chainReread reads the cache again from the table, in a write transaction that read
+// data_version v.
+func (db *DB) chainReread(ctx context.Context, v int64) error {
 	c := &db.chain
-	c.valid, c.heads = false, map[string][audit.HashSize]byte{}
-	if err := db.ws.dataVersion.QueryRowContext(ctx).Scan(&c.version); err != nil {
-		return err
-	}
+	c.valid, c.heads, c.version = false, map[string][audit.HashSize]byte{}, v
+	c.rereads++
 	if err := db.ws.lastEventID.QueryRowContext(ctx).Scan(&c.lastID); err != nil {
 		return err
 	}
@@ -158,10 +168,10 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 	return nil
 }
 
-// appendLinked links and inserts events, under db.mu: in a transaction if tx (and then, when
-// the cache is not valid, reading it again first), else in one autocommit statement. It
-// returns errStale when the inserts found another connection's commit since the cache was
-// read, having written nothing. The cache follows what was committed.
+// appendLinked links and inserts events, under db.mu: in a transaction if tx (checking
+// data_version first, and reading the cache again if another connection committed), else in
+// one autocommit statement. It returns errStale, having written nothing, when an insert found
+// its ID taken by another connection's append. The cache follows what was committed.
 func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []eventRow, tx bool) (err error) {
 	if tx {
 		if _, err := db.ws.begin.ExecContext(ctx); err != nil {
@@ -172,8 +182,12 @@ func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []ev
 				db.rollback()
 			}
 		}()
-		if !db.chain.valid {
-			if err := db.chainReread(ctx); err != nil {
+		var v int64
+		if err := db.ws.dataVersion.QueryRowContext(ctx).Scan(&v); err != nil {
+			return err
+		}
+		if !db.chain.valid || v != db.chain.version {
+			if err := db.chainReread(ctx, v); err != nil {
 				return err
 			}
 		}
@@ -197,17 +211,14 @@ func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []ev
 		hash := e.Seal(prev)
 		heads[e.Tenant] = hash
 		r := &rows[i]
-		res, err := db.ws.appendEvent.ExecContext(ctx, last, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
+		if _, err := db.ws.appendEvent.ExecContext(ctx, last, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
 			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
-			e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:],
-			db.chain.version)
-		if err != nil {
+			e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:]); err != nil {
+			var se *sqlite.Error
+			if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return errStale
+			}
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return err
-		} else if n != 1 {
-			return errStale
 		}
 	}
 	if tx {

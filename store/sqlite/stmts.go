@@ -26,7 +26,7 @@ type writeStmts struct {
 	updateBeat, insertInstance                        *sql.Stmt
 	deadReservations, deadRuns, deadCards, forgetDead *sql.Stmt
 
-	// appendEvent inserts an event only if PRAGMA data_version is the one given (see chainCache).
+	// appendEvent inserts an event with its ID (see chainCache).
 	appendEvent, dataVersion, lastEventID, chainHead *sql.Stmt
 
 	createToken, revokeToken *sql.Stmt
@@ -120,8 +120,7 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.appendEvent, `INSERT INTO audit_events (id, time, kind, call_id, tenant, session, principal, role,
 			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness,
 			prev_hash, hash)
-			SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-			WHERE (SELECT data_version FROM pragma_data_version) = ?`},
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.dataVersion, `PRAGMA data_version`},
 		{&s.lastEventID, `SELECT COALESCE(MAX(id), 0) FROM audit_events`},
 		{&s.chainHead, `SELECT hash FROM audit_events WHERE tenant = ? AND hash IS NOT NULL ORDER BY id DESC LIMIT 1`},
