@@ -145,7 +145,6 @@ events are out of order, it has no hash, or a checkpoint does not match; and exi
 			var ce *audit.ChainError
 			if errors.As(err, &ce) {
 				fmt.Fprintf(cmd.OutOrStdout(), "TAMPERED: event %d (tenant %q): %s: %s\n", ce.ID, ce.Tenant, ce.Reason, ce.Detail)
-				fmt.Fprintf(cmd.OutOrStdout(), "the %d events before it match their chains\n", sum.Events-1)
 				return &exitError{code: 1}
 			}
 			if err != nil {
