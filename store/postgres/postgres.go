@@ -19,7 +19,10 @@
 //   - Append commits before it returns. IDs come from a sequence; Query first waits for every
 //     append that has taken an ID to commit or roll back (an advisory-lock barrier) and returns
 //     only IDs up to that point, so paging with AfterID never skips an event, even while other
-//     instances are appending. See (*DB).Query.
+//     instances are appending. See (*DB).Query. Each event is linked into its tenant's hash
+//     chain in the same statement, under the tenant's head row in audit_chain, whose lock
+//     orders a tenant's appends across instances; concurrent appends of one instance are
+//     committed together. See (*DB).Append.
 //   - PutObject and DeleteObject (manage.Store, the management plane's objects) compare the
 //     object's revision and write it under a transaction-scoped advisory lock on its kind and
 //     id, so of writers racing from one revision exactly one wins, and NOTIFY "*objects" so
