@@ -102,6 +102,11 @@ type Event struct {
 	Outcome        string `json:"outcome,omitempty"`
 	Error          string `json:"error,omitempty"`
 	PolicyRevision string `json:"policy,omitempty"`
+	// PrevHash is the Hash of the event before this one in its tenant's chain (Genesis,
+	// all zeros, for the first), and Hash this event's own (see Link), both 64 hexadecimal
+	// digits, set by the log. Both are empty on events appended before the chain existed.
+	PrevHash string `json:"prev_hash,omitempty"`
+	Hash     string `json:"hash,omitempty"`
 }
 
 // Filter selects events. Empty fields select everything; Since is inclusive and Until

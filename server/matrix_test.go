@@ -120,6 +120,9 @@ var matrixCases = map[string]matrixCase{
 	"GET /api/v1/audit": {build: func(_ *fixture, t string, _ int) matrixReq {
 		return matrixReq{method: "GET", path: "/api/v1/audit?tenant=" + t}
 	}, other: 200},
+	"GET /api/v1/audit/keys": {build: func(_ *fixture, _ string, _ int) matrixReq {
+		return matrixReq{method: "GET", path: "/api/v1/audit/keys"}
+	}, other: 200},
 	"GET /api/v1/tenants/{tenant}/boundaries": {build: func(_ *fixture, t string, _ int) matrixReq {
 		return matrixReq{method: "GET", path: "/api/v1/tenants/" + t + "/boundaries"}
 	}},

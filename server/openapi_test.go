@@ -273,6 +273,8 @@ func TestOpenAPIResponses(t *testing.T) {
 		{route: auditQ, method: "GET", path: "/api/v1/audit", token: "acme-viewer", want: 200},
 		{route: auditQ, method: "GET", path: "/api/v1/audit?format=jsonl", token: "admin", want: 200},
 		{route: auditQ, method: "GET", path: "/api/v1/audit?since=yesterday", token: "admin", want: 400},
+		{route: "GET /api/v1/audit/keys", method: "GET", path: "/api/v1/audit/keys", token: "acme-viewer", want: 200},
+		{route: "GET /api/v1/audit/keys", method: "GET", path: "/api/v1/audit/keys", token: "acme-operator", want: 403},
 
 		{route: getB, method: "GET", path: "/api/v1/tenants/acme/boundaries", token: "acme-viewer", want: 200},
 		{route: getB, method: "GET", path: "/api/v1/tenants/beta/boundaries", token: "acme-viewer", want: 404},

@@ -122,6 +122,7 @@ var routes = []route{
 	{"GET", "/api/v1/approvals/{id}", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer}, (*Server).getCard},
 	{"POST", "/api/v1/approvals/{id}", []string{auth.RoleAdmin, auth.RoleApprover}, (*Server).answer},
 	{"GET", "/api/v1/audit", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleViewer}, (*Server).queryAudit},
+	{"GET", "/api/v1/audit/keys", []string{auth.RoleAdmin, auth.RoleViewer}, (*Server).auditKeys},
 	{"GET", "/api/v1/tenants/{tenant}/boundaries", boundaryReaders, (*Server).getBoundaries},
 	{"PUT", "/api/v1/tenants/{tenant}/boundaries", boundaryWriters, (*Server).putBoundaries},
 	{"GET", "/api/v1/whoami", []string{auth.RoleAdmin, auth.RoleOperator, auth.RoleApprover, auth.RoleViewer, auth.RoleAgent}, (*Server).whoami},
@@ -535,6 +536,24 @@ func (s *Server) limit(w http.ResponseWriter, r *http.Request) (int, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// auditKeys lists the public keys the instances sign audit checkpoints with.
+func (s *Server) auditKeys(w http.ResponseWriter, r *http.Request) {
+	cp, ok := s.o.Store.(audit.Checkpointer)
+	if !ok {
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "this store keeps no audit signing keys"}, nil)
+		return
+	}
+	keys, err := cp.Keys(r.Context())
+	if err != nil {
+		s.fail(w, r, apiError{http.StatusServiceUnavailable, "unavailable", "the audit signing keys cannot be read right now"}, err)
+		return
+	}
+	if keys == nil {
+		keys = []audit.Key{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
 }
 
 func (s *Server) queryAudit(w http.ResponseWriter, r *http.Request) {

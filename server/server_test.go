@@ -309,3 +309,33 @@ func TestAnswerToAnEndedCardSaysWhy(t *testing.T) {
 		}
 	}
 }
+
+// GET /api/v1/audit/keys lists the keys instances sign audit checkpoints with, and events carry
+// their chain's hashes.
+func TestAuditKeys(t *testing.T) {
+	f := newFixture(t)
+	if code, body, _ := f.do("GET", "/api/v1/audit/keys", "admin", ""); code != 200 || len(body["keys"].([]any)) != 0 {
+		t.Fatalf("no keys yet: %d %v", code, body)
+	}
+	signer, err := audit.NewSigner(t.Context(), f.db, "instance-a", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, body, _ := f.do("GET", "/api/v1/audit/keys", "acme-viewer", "")
+	keys, _ := body["keys"].([]any)
+	if code != 200 || len(keys) != 1 {
+		t.Fatalf("keys: %d %v", code, body)
+	}
+	k := keys[0].(map[string]any)
+	if k["key"] != signer.Key().Key || k["instance"] != "instance-a" {
+		t.Errorf("key listed %v, want %+v", k, signer.Key())
+	}
+	if err := f.db.Append(t.Context(), &audit.Event{Kind: audit.KindRun, Tenant: "acme"}); err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ = f.do("GET", "/api/v1/audit", "admin", "")
+	ev := body["events"].([]any)[0].(map[string]any)
+	if ev["prev_hash"] != strings.Repeat("0", 64) || len(ev["hash"].(string)) != 64 {
+		t.Errorf("event without its chain's hashes: %v", ev)
+	}
+}

@@ -287,4 +287,18 @@ func TestSIGTERMLeavesNoCardPending(t *testing.T) {
 	if canceled != 1 {
 		t.Errorf("%d approval_canceled events, want 1: %+v", canceled, events)
 	}
+	// At shutdown the instance signed a checkpoint of each chain it appended to, with the key
+	// it recorded at start; the trail verifies against them.
+	keys, err := store.Keys(context.Background())
+	if err != nil || len(keys) != 1 {
+		t.Fatalf("signing keys after one serve: %+v, %v; want one", keys, err)
+	}
+	cps, err := store.Checkpoints(context.Background())
+	if err != nil || len(cps) == 0 {
+		t.Fatalf("checkpoints after SIGTERM: %+v, %v; want at least one", cps, err)
+	}
+	sum, err := audit.VerifyLog(context.Background(), store)
+	if err != nil || sum.Checkpoints != len(cps) || sum.Unchained != 0 {
+		t.Errorf("verify after SIGTERM: %+v, %v; want every event chained and %d checkpoints checked", sum, err, len(cps))
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/wardenhq/warden/approval"
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/gate"
@@ -45,6 +46,8 @@ type serveOptions struct {
 	bounds      httpBounds
 	logs        logOptions
 	metricsAddr string
+	// checkpointEvery is --audit-checkpoint-every.
+	checkpointEvery int
 }
 
 func newServeCmd(root *rootOptions) *cobra.Command {
@@ -83,6 +86,8 @@ SIGINT or SIGTERM shut it down gracefully: requests in flight finish first.` + e
 	}
 	cmd.Flags().StringVar(&o.addr, "addr", "127.0.0.1:8640", "the address to listen on")
 	cmd.Flags().StringVar(&o.workspaces, "workspaces", "workspaces", "the directory of the tenants' workspaces (<dir>/<tenant>)")
+	cmd.Flags().IntVar(&o.checkpointEvery, "audit-checkpoint-every", audit.DefaultCheckpointEvery,
+		"sign a checkpoint of a tenant's audit chain every this many of its events appended here (and at shutdown)")
 	cmd.Flags().StringVar(&o.metricsAddr, "metrics-addr", "", "also serve /metrics, with no token, on this address (for a Prometheus on a private network; on --addr /metrics needs an admin token)")
 	cmd.Flags().BoolVar(&o.clientToken, "client-token", true, "print a fresh agent token for tenant default, role person, with a client configuration")
 	cmd.Flags().DurationVar(&o.clientTTL, "client-token-ttl", 24*time.Hour, "how long the token printed by --client-token stays good (each start prints a new one)")
@@ -146,6 +151,9 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	if err := o.bounds.check(); err != nil {
 		return err
 	}
+	if o.checkpointEvery < 1 {
+		return usagef("--audit-checkpoint-every %d: want a number of events from 1", o.checkpointEvery)
+	}
 	sb, err := o.sandbox.setup(ctx, os.LookupEnv, o.store.files())
 	if err != nil {
 		return err
@@ -157,6 +165,19 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	defer db.Close()
 
 	started := time.Now()
+	// The audit checkpoints' signer is set once this instance has its id; its last checkpoints
+	// are signed after everything else that appends has stopped, before the store closes.
+	var signer *audit.Signer
+	defer func() {
+		if signer == nil {
+			return
+		}
+		fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		if err := signer.Flush(fctx); err != nil {
+			logger.Error("could not sign the audit trail's last checkpoints", "err", err)
+		}
+	}()
 	// What processes that stopped without saying so left held (runs, cards, reservations) is
 	// freed now and on every heartbeat; closed last, this one's own is freed at once.
 	keeper, err := o.store.keep(ctx, db, logger)
@@ -164,6 +185,10 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 		return err
 	}
 	defer closeKeeper(context.WithoutCancel(ctx), keeper, logger)
+	if signer, err = audit.NewSigner(ctx, db, keeper.ID(), o.checkpointEvery); err != nil {
+		return err
+	}
+	db.SetSigner(signer)
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/budget"
 	"github.com/wardenhq/warden/instance"
@@ -31,6 +32,9 @@ type appStore interface {
 	boundary.Store
 	instance.Store
 	manage.Store
+	audit.Checkpointer
+	// SetSigner has the store tell s of every audit event it appends (checkpoints).
+	SetSigner(s *audit.Signer)
 	Close() error
 }
 

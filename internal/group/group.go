@@ -2,8 +2,9 @@
 // being written are written by the next one, in one transaction, so that under load each
 // commit serves many writes, and a lone write waits for nobody. The SQLite store's audit
 // appends use it: a decision is still durable before Append returns, and the call it decides
-// runs only after that. (PostgreSQL shares WAL flushes between concurrent commits itself, and
-// batching its appends measured no gain: docs/architecture.md, the claims table.)
+// runs only after that. The PostgreSQL store's appends use it too: a tenant's appends commit
+// one after another there (each links the tenant's hash chain under its head row's lock), so
+// only batching lets concurrent appends share a commit.
 package group
 
 import "sync"

@@ -19,7 +19,10 @@
 //   - Append commits before it returns. IDs come from a sequence; Query first waits for every
 //     append that has taken an ID to commit or roll back (an advisory-lock barrier) and returns
 //     only IDs up to that point, so paging with AfterID never skips an event, even while other
-//     instances are appending. See (*DB).Query.
+//     instances are appending. See (*DB).Query. Each event is linked into its tenant's hash
+//     chain in the same statement, under the tenant's head row in audit_chain, whose lock
+//     orders a tenant's appends across instances; concurrent appends of one instance are
+//     committed together. See (*DB).Append.
 //   - PutObject and DeleteObject (manage.Store, the management plane's objects) compare the
 //     object's revision and write it under a transaction-scoped advisory lock on its kind and
 //     id, so of writers racing from one revision exactly one wins, and NOTIFY "*objects" so
@@ -68,6 +71,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -78,6 +82,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/budget"
+	"github.com/wardenhq/warden/internal/group"
 )
 
 var (
@@ -114,6 +119,10 @@ type DB struct {
 	channel              string
 
 	hub *hub
+	// signer, if set, is told of every committed append (audit checkpoints).
+	signer atomic.Pointer[audit.Signer]
+	// appends commits concurrent audit appends together (see Append).
+	appends *group.Commit[pendingEvent]
 
 	closeOnce sync.Once
 	ctx       context.Context // ends when the DB is closed
@@ -159,6 +168,7 @@ func OpenSchema(ctx context.Context, url, schema string) (*DB, error) {
 		return nil, fmt.Errorf("postgres: connect to %s: %w", where, err)
 	}
 	db := &DB{pool: pool, where: where}
+	db.appends = group.New(maxAppendBatch, db.appendBatch)
 	db.ctx, db.cancel = context.WithCancel(context.Background())
 	if err := db.start(ctx); err != nil {
 		db.cancel()

@@ -4,15 +4,20 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"time"
+
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/wardenhq/warden/audit"
 )
 
 const eventColumns = `id, time, kind, call_id, tenant, session, principal, role, profile, run, tool, digest,
-	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness`
+	decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness, prev_hash, hash`
 
 // jsonColumn is v as JSON text, or NULL when empty.
 func jsonColumn(v any, empty bool) (any, error) {
@@ -44,10 +49,10 @@ type pendingEvent struct {
 }
 
 // appendBatch writes a batch of appends in one transaction, under the first one's context
-// without its cancellation: the others wait for it too.
+// without its cancellation when there are several: the others wait for it too.
 func (db *DB) appendBatch(batch []pendingEvent) error {
 	if len(batch) == 1 {
-		return db.appendOne(batch[0].ctx, batch[0].e)
+		return db.AppendAll(batch[0].ctx, []*audit.Event{batch[0].e})
 	}
 	events := make([]*audit.Event, len(batch))
 	for i, p := range batch {
@@ -56,49 +61,190 @@ func (db *DB) appendBatch(batch []pendingEvent) error {
 	return db.AppendAll(context.WithoutCancel(batch[0].ctx), events)
 }
 
-// AppendAll appends several events in one transaction: all of them or none.
-func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
-	type row struct {
-		time                   string
-		blockers, rules, spend any
+// chainCache is what the writer knows of the audit trail's end: the last event's ID and each
+// tenant's chain head (audit.Link). It holds only while no other connection (another process
+// on the file) appended. Two guards keep it honest:
+//
+//   - Every event is inserted with the ID lastID+1, and every writer takes the table's last ID
+//     plus one: if another connection appended since, that ID is taken, the insert fails on
+//     the primary key, and nothing is written. This guard is exact and costs nothing.
+//   - A transaction (a batch, or a relink) first reads PRAGMA data_version, which changes when
+//     another connection committed anything, and reads the cache again when it did.
+//
+// When the first guard trips, the append relinks in a transaction, reading the last ID and
+// the heads from the table. It is used and changed under db.mu.
+type chainCache struct {
+	valid   bool
+	version int64
+	lastID  int64
+	heads   map[string][audit.HashSize]byte
+	// rereads counts the times the cache was read again from the table (for the tests).
+	rereads int
+}
+
+// errStale is an insert that found another connection's append since the cache was read.
+var errStale = errors.New("the audit chain cache is stale")
+
+// chainReread reads the cache again from the table, in a write transaction that read
+// data_version v.
+func (db *DB) chainReread(ctx context.Context, v int64) error {
+	c := &db.chain
+	c.valid, c.heads, c.version = false, map[string][audit.HashSize]byte{}, v
+	c.rereads++
+	if err := db.ws.lastEventID.QueryRowContext(ctx).Scan(&c.lastID); err != nil {
+		return err
 	}
-	rows := make([]row, len(events))
+	c.valid = true
+	return nil
+}
+
+// chainHead is tenant's chain head, from the cache or, the first time, from the table.
+func (db *DB) chainHead(ctx context.Context, tenant string) ([audit.HashSize]byte, error) {
+	if h, ok := db.chain.heads[tenant]; ok {
+		return h, nil
+	}
+	var b []byte
+	err := db.ws.chainHead.QueryRowContext(ctx, tenant).Scan(&b)
+	if errors.Is(err, sql.ErrNoRows) {
+		return audit.Genesis, nil
+	}
+	if err != nil {
+		return audit.Genesis, err
+	}
+	if len(b) != audit.HashSize {
+		return audit.Genesis, fmt.Errorf("tenant %q's last chained event holds a hash of %d bytes, want %d", tenant, len(b), audit.HashSize)
+	}
+	return [audit.HashSize]byte(b), nil
+}
+
+// eventRow is an event's columns that are not its fields as they are.
+type eventRow struct {
+	time                   string
+	blockers, rules, spend any
+}
+
+// AppendAll appends several events in one transaction: all of them or none. Each is linked
+// into its tenant's chain (audit.Link) under SQLite's write lock, with the ID it is inserted
+// with.
+func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	rows := make([]eventRow, len(events))
 	for i, e := range events {
 		if e.Time.IsZero() {
 			e.Time = time.Now()
 		}
 		var err error
-		rows[i].time = formatTime(e.Time)
-		if rows[i].blockers, err = jsonColumn(e.Blockers, e.Blockers == nil); err == nil {
-			if rows[i].rules, err = jsonColumn(e.Rules, e.Rules == nil); err == nil {
-				rows[i].spend, err = jsonColumn(e.Spend, e.Spend == nil)
-			}
-		}
-		if err != nil {
+		if rows[i], err = newEventRow(e); err != nil {
 			return fmt.Errorf("append audit events: %w", err)
 		}
 	}
-	ids := make([]int64, len(events))
-	err := db.tx(ctx, func(w *sql.Conn) error {
-		for i, e := range events {
-			res, err := db.ws.appendEvent.ExecContext(ctx, rows[i].time, e.Kind, e.CallID, e.Tenant, e.Session,
-				e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, rows[i].blockers, rows[i].rules,
-				e.Approver, rows[i].spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
-			if err != nil {
-				return err
-			}
-			if ids[i], err = res.LastInsertId(); err != nil {
+	return db.appendChained(ctx, events, rows, nil)
+}
+
+// newEventRow is the columns of e that are not its fields as they are.
+func newEventRow(e *audit.Event) (eventRow, error) {
+	r := eventRow{time: formatTime(e.Time)}
+	var err error
+	if r.blockers, err = jsonColumn(e.Blockers, e.Blockers == nil); err == nil {
+		if r.rules, err = jsonColumn(e.Rules, e.Rules == nil); err == nil {
+			r.spend, err = jsonColumn(e.Spend, e.Spend == nil)
+		}
+	}
+	return r, err
+}
+
+// appendChained links and inserts events (AppendAll). With also, it runs in the same
+// transaction, after the inserts (the decision journal records there how far it is indexed).
+func (db *DB) appendChained(ctx context.Context, events []*audit.Event, rows []eventRow, also func() error) error {
+	err := db.write(ctx, func(*sql.Conn) error {
+		if db.chain.valid && also == nil {
+			// A lone event in its own statement (autocommit), several in a transaction.
+			err := db.appendLinked(ctx, events, rows, len(events) > 1, nil)
+			if !errors.Is(err, errStale) {
 				return err
 			}
 		}
-		return nil
+		return db.appendLinked(ctx, events, rows, true, also)
 	})
 	if err != nil {
+		for _, e := range events {
+			e.ID, e.PrevHash, e.Hash = 0, "", ""
+		}
 		return db.fail("append audit events", err)
 	}
-	for i, e := range events {
-		e.ID = ids[i]
+	if s := db.signer.Load(); s != nil {
+		s.Appended(ctx, events)
 	}
+	return nil
+}
+
+// appendLinked links and inserts events, under db.mu: in a transaction if tx (checking
+// data_version first, and reading the cache again if another connection committed), else in
+// one autocommit statement. It returns errStale, having written nothing, when an insert found
+// its ID taken by another connection's append. The cache follows what was committed.
+func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []eventRow, tx bool, also func() error) (err error) {
+	if tx {
+		if _, err := db.ws.begin.ExecContext(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				db.rollback()
+			}
+		}()
+		var v int64
+		if err := db.ws.dataVersion.QueryRowContext(ctx).Scan(&v); err != nil {
+			return err
+		}
+		if !db.chain.valid || v != db.chain.version {
+			if err := db.chainReread(ctx, v); err != nil {
+				return err
+			}
+		}
+	}
+	defer func() {
+		if err != nil {
+			db.chain.valid = false
+		}
+	}()
+	last := db.chain.lastID
+	heads := make(map[string][audit.HashSize]byte, 1)
+	for i, e := range events {
+		prev, ok := heads[e.Tenant]
+		if !ok {
+			if prev, err = db.chainHead(ctx, e.Tenant); err != nil {
+				return err
+			}
+		}
+		last++
+		e.ID = last
+		hash := e.Seal(prev)
+		heads[e.Tenant] = hash
+		r := &rows[i]
+		if _, err := db.ws.appendEvent.ExecContext(ctx, last, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
+			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
+			e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:]); err != nil {
+			var se *sqlite.Error
+			if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
+				return errStale
+			}
+			return err
+		}
+	}
+	if tx {
+		if also != nil {
+			if err := also(); err != nil {
+				return err
+			}
+		}
+		if _, err := db.ws.commit.ExecContext(ctx); err != nil {
+			return err
+		}
+	}
+	maps.Copy(db.chain.heads, heads)
+	db.chain.lastID = last
 	return nil
 }
 
@@ -168,12 +314,14 @@ func scanEvent(row scanner) (*audit.Event, error) {
 		e                      audit.Event
 		when                   sql.NullString
 		blockers, rules, spend sql.NullString
+		prev, hash             []byte
 	)
 	if err := row.Scan(&e.ID, &when, &e.Kind, &e.CallID, &e.Tenant, &e.Session, &e.Principal, &e.Role,
 		&e.Profile, &e.Run, &e.Tool, &e.Digest, &e.Decision, &blockers, &rules, &e.Approver, &spend,
-		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness); err != nil {
+		&e.Outcome, &e.Error, &e.PolicyRevision, &e.Channel, &e.Harness, &prev, &hash); err != nil {
 		return nil, err
 	}
+	e.PrevHash, e.Hash = audit.HashBytes(prev), audit.HashBytes(hash)
 	var err error
 	if e.Time, err = parseTime(when); err != nil {
 		return nil, err
@@ -195,39 +343,4 @@ func scanEvent(row scanner) (*audit.Event, error) {
 		}
 	}
 	return &e, nil
-}
-
-// appendOne writes one event in its own (autocommit) statement.
-func (db *DB) appendOne(ctx context.Context, e *audit.Event) error {
-	if e.Time.IsZero() {
-		e.Time = time.Now()
-	}
-	blockers, err := jsonColumn(e.Blockers, e.Blockers == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	rules, err := jsonColumn(e.Rules, e.Rules == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	spend, err := jsonColumn(e.Spend, e.Spend == nil)
-	if err != nil {
-		return fmt.Errorf("append audit event: %w", err)
-	}
-	var id int64
-	err = db.write(ctx, func(*sql.Conn) error {
-		res, err := db.ws.appendEvent.ExecContext(ctx, formatTime(e.Time), e.Kind, e.CallID, e.Tenant, e.Session,
-			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver,
-			spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
-		if err != nil {
-			return err
-		}
-		id, err = res.LastInsertId()
-		return err
-	})
-	if err != nil {
-		return db.fail("append audit event", err)
-	}
-	e.ID = id
-	return nil
 }

@@ -86,6 +86,10 @@ type DB struct {
 	appends *group.Commit[pendingEvent]
 	// j is the decision journal this process holds (Options.Journal), or nil.
 	j *journal
+	// chain is the audit trail's end as the writer last saw it (under mu).
+	chain chainCache
+	// signer, if set, is told of every committed append (audit checkpoints).
+	signer atomic.Pointer[audit.Signer]
 
 	writes atomic.Int64   // write calls so far, for the checkpointer
 	kick   chan struct{}  // wakes the checkpointer

@@ -25,9 +25,8 @@
 // Concurrent audit appends are committed together (group commit, [DB.Append]): each still
 // returns only after its event is committed, so a decision is in the WAL before its call runs,
 // but one transaction serves every append that queued while the previous one was written. A lone
-// append is one statement, as before. (The PostgreSQL store does not batch: the server already
-// shares one WAL flush among the transactions committing at once, and batching there measured
-// no gain.)
+// append is one statement, as before. Each event is linked into its tenant's hash chain in
+// the same statement or transaction (see chainCache in audit.go, and docs/audit.md).
 // Checkpoints run in the background; the WAL file (the path plus "-wal") grows to about 43 MB
 // at most: past that the writer restarts the WAL itself, waiting for a slow background
 // checkpoint if it must, so the bound holds on a loaded machine too.

@@ -82,41 +82,13 @@ type journal struct {
 	done chan struct{}
 }
 
-// journaled is an event in the journal, with the columns its insert needs.
+// journaled is an event in the journal (the journal's own copy), with the columns its insert
+// needs.
 type journaled struct {
 	seq uint64
 	end int64 // the file offset after its record
+	e   *audit.Event
 	row eventRow
-}
-
-// eventRow is an event as audit_events holds it.
-type eventRow struct {
-	e                      audit.Event
-	time                   string
-	blockers, rules, spend any
-}
-
-func newEventRow(e *audit.Event) (eventRow, error) {
-	r := eventRow{e: *e, time: formatTime(e.Time)}
-	var err error
-	if r.blockers, err = jsonColumn(e.Blockers, e.Blockers == nil); err == nil {
-		if r.rules, err = jsonColumn(e.Rules, e.Rules == nil); err == nil {
-			r.spend, err = jsonColumn(e.Spend, e.Spend == nil)
-		}
-	}
-	return r, err
-}
-
-// insert writes r in the transaction on w and returns its ID.
-func (db *DB) insertRow(ctx context.Context, r *eventRow) (int64, error) {
-	e := &r.e
-	res, err := db.ws.appendEvent.ExecContext(ctx, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
-		e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
-		e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
 }
 
 // indexJournal indexes every decision journaled so far: this process's own, or what a process
@@ -150,7 +122,8 @@ func (j *journal) append(e *audit.Event) error {
 	if e.Time.IsZero() {
 		return errors.New("journal an audit event: it has no time")
 	}
-	row, err := newEventRow(e)
+	own := *e // the caller's event is its own again once Journal returns
+	row, err := newEventRow(&own)
 	if err != nil {
 		return fmt.Errorf("journal an audit event: %w", err)
 	}
@@ -184,7 +157,7 @@ func (j *journal) append(e *audit.Event) error {
 	}
 	j.size += int64(n)
 	j.seq++
-	j.pending = append(j.pending, journaled{seq: j.seq, end: j.size, row: row})
+	j.pending = append(j.pending, journaled{seq: j.seq, end: j.size, e: &own, row: row})
 	select {
 	case j.wake <- struct{}{}:
 	default:
@@ -263,12 +236,13 @@ func (j *journal) run() {
 // transaction.
 func (j *journal) index(batch []journaled, gen uint64) error {
 	ctx := context.Background()
-	return j.db.tx(ctx, func(*sql.Conn) error {
-		for i := range batch {
-			if _, err := j.db.insertRow(ctx, &batch[i].row); err != nil {
-				return err
-			}
-		}
+	events := make([]*audit.Event, len(batch))
+	rows := make([]eventRow, len(batch))
+	for i := range batch {
+		e := *batch[i].e // linked into its tenant's chain by the insert: a copy each try
+		events[i], rows[i] = &e, batch[i].row
+	}
+	return j.db.appendChained(ctx, events, rows, func() error {
 		_, err := j.db.ws.journalState.ExecContext(ctx, int64(gen), batch[len(batch)-1].end)
 		return err
 	})
@@ -425,17 +399,17 @@ func (j *journal) recover(ctx context.Context) error {
 		if crc32.Checksum(payload, crc32c) != sum {
 			break
 		}
-		var e audit.Event
-		if err := json.Unmarshal(payload, &e); err != nil {
+		e := new(audit.Event)
+		if err := json.Unmarshal(payload, e); err != nil {
 			break
 		}
-		e.ID = 0
-		row, err := newEventRow(&e)
+		e.ID, e.PrevHash, e.Hash = 0, "", ""
+		row, err := newEventRow(e)
 		if err != nil {
 			return fmt.Errorf("the decision journal's record at %d: %w", end, err)
 		}
 		end += 8 + n
-		rows = append(rows, journaled{end: end, row: row})
+		rows = append(rows, journaled{end: end, e: e, row: row})
 	}
 	if end < int64(len(data)) {
 		// A record the process did not finish writing (its Journal never returned): cut.

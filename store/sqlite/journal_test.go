@@ -92,7 +92,10 @@ func TestJournalIndexesWhatADeadProcessLeft(t *testing.T) {
 	}
 	evs, _ := db.Query(t.Context(), audit.Filter{CallID: "call-4"})
 	want := journalEvent(4)
-	want.ID = evs[0].ID
+	want.ID, want.PrevHash, want.Hash = evs[0].ID, evs[0].PrevHash, evs[0].Hash
+	if evs[0].Hash == "" {
+		t.Error("the indexed event is not chained")
+	}
 	ev := *evs[0]
 	gotSpend, wantSpend := *ev.Spend, *want.Spend
 	ev.Spend, want.Spend = nil, nil
@@ -117,6 +120,11 @@ func TestJournalIndexesWhatADeadProcessLeft(t *testing.T) {
 	defer db.Close()
 	if got := calls(t, db); len(got) != 7 || got[6] != "call-6" {
 		t.Errorf("after closing: %v", got)
+	}
+	// Journaled, indexed live and indexed at the next open alike, the events make one
+	// unbroken hash chain.
+	if sum, err := audit.VerifyLog(t.Context(), db); err != nil || sum.Events != 7 {
+		t.Errorf("the trail verifies: %+v, %v; want 7 events, clean", sum, err)
 	}
 }
 

@@ -72,4 +72,12 @@ func TestUpgradeFromVersion1(t *testing.T) {
 	if events[0].Channel != "" || events[1].Channel != "api" {
 		t.Errorf("approval events' channels %q, %q; want none for the old event, api for the new", events[0].Channel, events[1].Channel)
 	}
+	// The event from before the chain has no hashes; the tenant's chain starts after it.
+	if events[0].Hash != "" || events[1].PrevHash != audit.HashHex(audit.Genesis) {
+		t.Errorf("hashes: old %q, new chains from %q; want none, and zeros", events[0].Hash, events[1].PrevHash)
+	}
+	sum, err := audit.VerifyLog(ctx, db)
+	if err != nil || sum.Unchained != 1 || sum.Chained != 1 {
+		t.Errorf("VerifyLog after the upgrade: %+v, %v; want 1 unchained event, then 1 chained", sum, err)
+	}
 }

@@ -34,7 +34,25 @@ func TestConformance(t *testing.T) {
 		Another: func(t *testing.T, s storetest.Store) storetest.Store {
 			return open(t, s.(*sqlite.DB).Path())
 		},
+		Exec: func(t *testing.T, s storetest.Store, stmts ...string) {
+			tamper(t, s.(*sqlite.DB).Path(), stmts...)
+		},
 	})
+}
+
+// tamper runs stmts on the file by hand, as someone with write access to it could: first
+// dropping the triggers that keep the audit trail append-only.
+func tamper(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db := raw(t, path)
+	for _, trig := range []string{"audit_events_no_update", "audit_events_no_delete"} {
+		stmts = append([]string{"DROP TRIGGER IF EXISTS " + trig}, stmts...)
+	}
+	for _, stmt := range stmts {
+		if _, err := db.ExecContext(t.Context(), stmt); err != nil {
+			t.Fatalf("%s: %v", stmt, err)
+		}
+	}
 }
 
 // open opens path; the caller closes it.
@@ -408,6 +426,10 @@ func crashKeepsCommitted(t *testing.T, journal bool) {
 	appended := map[string]bool{}
 	for _, e := range events {
 		appended[e.CallID] = true
+	}
+	// What a crash left, indexed at this open, chains on unbroken.
+	if sum, err := audit.VerifyLog(t.Context(), db); err != nil || sum.Events != len(events) {
+		t.Errorf("after the crash the trail verifies: %+v, %v", sum, err)
 	}
 	for step := range done {
 		verb, n, _ := strings.Cut(step, " ")

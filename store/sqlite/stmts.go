@@ -26,8 +26,9 @@ type writeStmts struct {
 	updateBeat, insertInstance                        *sql.Stmt
 	deadReservations, deadRuns, deadCards, forgetDead *sql.Stmt
 
-	appendEvent  *sql.Stmt
-	journalState *sql.Stmt // upsert: how far the decision journal is indexed
+	// appendEvent inserts an event with its ID (see chainCache).
+	appendEvent, dataVersion, lastEventID, chainHead *sql.Stmt
+	journalState                                     *sql.Stmt // upsert: how far the decision journal is indexed
 
 	createToken, revokeToken *sql.Stmt
 }
@@ -117,9 +118,13 @@ func (s *writeStmts) list() []stmtSQL {
 			RETURNING ` + cardColumns},
 		{&s.forgetDead, `DELETE FROM instances WHERE id NOT IN (` + liveInstances + `) RETURNING id`},
 
-		{&s.appendEvent, `INSERT INTO audit_events (time, kind, call_id, tenant, session, principal, role,
-			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.appendEvent, `INSERT INTO audit_events (id, time, kind, call_id, tenant, session, principal, role,
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness,
+			prev_hash, hash)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&s.dataVersion, `PRAGMA data_version`},
+		{&s.lastEventID, `SELECT COALESCE(MAX(id), 0) FROM audit_events`},
+		{&s.chainHead, `SELECT hash FROM audit_events WHERE tenant = ? AND hash IS NOT NULL ORDER BY id DESC LIMIT 1`},
 
 		{&s.journalState, `INSERT INTO journal_state (id, generation, position) VALUES (1, ?, ?)
 			ON CONFLICT (id) DO UPDATE SET generation = excluded.generation, position = excluded.position`},
