@@ -179,7 +179,7 @@ func (r *report) writeGateway(p func(string, ...any)) {
 	p("An MCP echo server (go-sdk, streamable HTTP on loopback, in this process) is called directly; through a bare go-sdk proxy ")
 	p("(a go-sdk server whose tool calls the upstream through one shared go-sdk client session: the floor any go-sdk proxy pays); ")
 	p("and through Warden (`gateway.New` on SQLite with a policy declaring the echo connector as a read connector: ")
-	p("the whole pipeline, the decision committed before the call and the outcome after; the call served by Warden's lean path and sent upstream on its lean hop, ")
+	p("the whole pipeline, the decision written to the store's decision journal before the call (as `warden serve` does) and the outcome after; the call served by Warden's lean path and sent upstream on its lean hop, ")
 	p("as every tools/call of an initialized session over streamable HTTP is: see docs/architecture.md). ")
 	p("Each client is an MCP session with its own HTTP connections and one call in flight at a time. ")
 	p("For each number of clients the three kinds are measured in %d rounds of %s calls each (after %d warm-up calls per session), ", r.gwOpts.rounds, thousands(r.gwOpts.calls), r.gwOpts.warmup)
