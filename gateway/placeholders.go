@@ -49,13 +49,16 @@ func (s *session) placehold(env map[string]string, handles map[string]any) (map[
 	return env, release, nil
 }
 
-// caBundle is what a sandboxed command should trust while the session holds placeholders: the
-// system roots and the proxy's CA (native.Sandbox.CABundle). Otherwise nil, and the command
-// trusts the system's roots as it would anyway. Without a bundle, a command's TLS to a host
-// the proxy terminates fails to verify: closed, not open.
+// caBundle is what every sandboxed command of the session trusts: the system roots and the
+// proxy's CA (native.Sandbox.CABundle). The proxy terminates TLS only while the session holds
+// placeholders, but then it does so for every tunnel, a command's running beside the one that
+// holds them too: given to each command from its start, the bundle keeps that command's HTTPS
+// working then. Trusting the CA at other times changes nothing (its key never leaves the
+// proxy, which signs only while it terminates). Without a bundle (the CA cannot be made), a
+// command's TLS to a host the proxy terminates fails to verify: closed, not open.
 func (s *session) caBundle() []byte {
 	p, _, err := s.net()
-	if err != nil || !p.Substituting() {
+	if err != nil {
 		return nil
 	}
 	b, err := p.CABundle()

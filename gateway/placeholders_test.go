@@ -22,6 +22,7 @@ import (
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/internal/sandboxtest"
 	"github.com/wardenhq/warden/internal/testnet"
+	"github.com/wardenhq/warden/sandbox"
 )
 
 // placeholderValue is the protected value of TestProtectedBindingsNeverEnterTheSandbox.
@@ -120,6 +121,13 @@ tenants:
 				t.Fatal("shell_exec did not end")
 			}
 		}
+	}
+
+	// A command holding no placeholder trusts the session's CA from its start too, so that its
+	// HTTPS still verifies while a command beside it holds placeholders (every tunnel is
+	// terminated then).
+	if out, isErr := call(t, cs, "shell_exec", map[string]any{"command": "printenv SSL_CERT_FILE"}); isErr || !strings.Contains(out, sandbox.CABundleFile) {
+		t.Errorf("a command without placeholders: %v %s; want SSL_CERT_FILE naming the CA bundle", isErr, out)
 	}
 
 	h := handle("mcp__vault__issue")
