@@ -40,19 +40,7 @@ func (s *session) recordRefusals(ctx context.Context, tool string, args map[stri
 		Principal: gs.Principal, Role: sf.Role().ID, Tool: tool, Digest: action.Digest(tool, args),
 		Decision: verdict.Deny.String(), PolicyRevision: sf.Policy().Revision}
 	for _, r := range refusals {
-		what := r.Path
-		if r.Command != "" {
-			what = r.Command + " (" + r.Path + ")"
-		}
-		detail := fmt.Sprintf("%s %s (%s, pid %d)", r.Op, what, r.Call, r.PID)
-		if r.Reason != "" {
-			detail += ": " + r.Reason
-		}
-		code := string(verdict.HardBlock)
-		if r.Rule == boundary.ConfigInvalidID {
-			code = string(verdict.BoundaryInvalid)
-		}
-		e.Blockers = append(e.Blockers, audit.Blocker{Code: code, Rule: r.Rule, Detail: detail})
+		e.Blockers = append(e.Blockers, refusalBlocker(r))
 	}
 	if dropped > 0 {
 		e.Blockers = append(e.Blockers, audit.Blocker{Code: string(verdict.HardBlock), Detail: "more calls refused", Count: dropped})
@@ -77,6 +65,20 @@ func (g *Gateway) connectorEnforced(connector, tenant string, r sandbox.Refusal)
 	if !g.enforcedSeen.first(key) {
 		return
 	}
+	b := refusalBlocker(r)
+	g.logger.Info("a sandboxed connector's system call was refused", "connector", connector, "tenant", tenant, "rule", r.Rule, "detail", b.Detail)
+	e := &audit.Event{Time: g.o.Gate.Now(), Kind: audit.KindEnforcement, Tenant: tenant, Principal: "connector:" + connector,
+		Decision: verdict.Deny.String(), Blockers: []audit.Blocker{b},
+		PolicyRevision: g.snapshot.Load().p.Revision}
+	if err := g.o.Store.Append(context.Background(), e); err != nil {
+		g.enforcedSeen.forget(key)
+		g.logger.Error("a sandboxed connector's refused system call could not be recorded", "connector", connector, "err", err)
+	}
+}
+
+// refusalBlocker is how a system call the supervisor refused reads in an enforcement event:
+// the operation, what it named, the call and the process, and the rule's reason.
+func refusalBlocker(r sandbox.Refusal) audit.Blocker {
 	what := r.Path
 	if r.Command != "" {
 		what = r.Command + " (" + r.Path + ")"
@@ -89,12 +91,5 @@ func (g *Gateway) connectorEnforced(connector, tenant string, r sandbox.Refusal)
 	if r.Rule == boundary.ConfigInvalidID {
 		code = string(verdict.BoundaryInvalid)
 	}
-	g.logger.Info("a sandboxed connector's system call was refused", "connector", connector, "tenant", tenant, "rule", r.Rule, "detail", detail)
-	e := &audit.Event{Time: g.o.Gate.Now(), Kind: audit.KindEnforcement, Tenant: tenant, Principal: "connector:" + connector,
-		Decision: verdict.Deny.String(), Blockers: []audit.Blocker{{Code: code, Rule: r.Rule, Detail: detail}},
-		PolicyRevision: g.snapshot.Load().p.Revision}
-	if err := g.o.Store.Append(context.Background(), e); err != nil {
-		g.enforcedSeen.forget(key)
-		g.logger.Error("a sandboxed connector's refused system call could not be recorded", "connector", connector, "err", err)
-	}
+	return audit.Blocker{Code: code, Rule: r.Rule, Detail: detail}
 }

@@ -305,7 +305,7 @@ func (s *Server) agentReview(w http.ResponseWriter, r *http.Request, tok *auth.T
 	case q.Wait < 0:
 		bad(fmt.Sprintf("wait %g: want the seconds to wait for an answer, from 0 (at most %g)", q.Wait, MaxReviewWait.Seconds()))
 		return
-	case q.Call != "" && !validCallID(q.Call):
+	case q.Call != "" && !ValidCallID(q.Call):
 		bad(fmt.Sprintf("call %q: want an id of letters, digits, '.', '_', ':' and '-', at most 128 long (such as Claude Code's tool_use_id)", clip(q.Call)))
 		return
 	}
@@ -347,7 +347,7 @@ func (s *Server) reportOutcome(w http.ResponseWriter, r *http.Request) {
 	}
 	bad := func(msg string) { s.fail(w, r, apiError{http.StatusBadRequest, "bad_request", msg}, nil) }
 	switch {
-	case !validCallID(q.Call):
+	case !ValidCallID(q.Call):
 		bad(fmt.Sprintf("call %q: want the id the review answered", clip(q.Call)))
 		return
 	case q.Outcome != "ok" && q.Outcome != "error":
@@ -373,7 +373,7 @@ func (s *Server) reportOutcome(w http.ResponseWriter, r *http.Request) {
 }
 
 // validCallID reports whether id is a call id a runtime may give (Claude Code's tool_use_id).
-func validCallID(id string) bool {
+func ValidCallID(id string) bool {
 	if id == "" || len(id) > 128 {
 		return false
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/claudecode"
+	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/verdict"
 )
 
@@ -33,18 +34,17 @@ type reviewRequest struct {
 // PostToolUse can report the outcome under the same id. Empty (the server makes one) for an
 // id the API would not take.
 func callID(toolUseID string, i int) string {
-	if toolUseID == "" || len(toolUseID) > 120 {
+	if toolUseID == "" {
 		return ""
 	}
-	for _, c := range toolUseID {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
-			return ""
-		}
+	id := toolUseID
+	if i > 0 {
+		id = fmt.Sprintf("%s.%d", toolUseID, i)
 	}
-	if i == 0 {
-		return toolUseID
+	if !server.ValidCallID(id) {
+		return ""
 	}
-	return fmt.Sprintf("%s.%d", toolUseID, i)
+	return id
 }
 
 // reviewResponse is what the hook reads of the answer: warden review --json's shape, and the

@@ -337,6 +337,22 @@ func TestHookClaudeCodeSandbox(t *testing.T) {
 		t.Errorf("%s exists: %v", target, err)
 	}
 
+	// An attacker's command that tries to end the wrapper's quoting (a quote, a newline, a
+	// backslash before the quote) so that a part of it runs in Claude Code's own shell, outside
+	// the sandbox: every part still runs inside, and the host write fails.
+	for i, attack := range []string{
+		"true'; echo x > " + target + "; echo '",
+		"true\\'; echo x > " + target + " #",
+		"true\necho x > " + target,
+		`true"; echo x > ` + target + `; echo "`,
+	} {
+		in = rewrite(attack)
+		bash(in["command"].(string))
+		if _, err := os.Stat(target); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("attack %d (%q) wrote %s outside the sandbox: %v", i, attack, target, err)
+		}
+	}
+
 	// An ask runs in the sandbox too, whatever the user answers.
 	ev, _ := json.Marshal(map[string]any{"session_id": "s", "cwd": project, "hook_event_name": "PreToolUse", "tool_name": "Bash",
 		"tool_input": map[string]any{"command": "rm -rf build"}, "tool_use_id": "toolu_sb2"})

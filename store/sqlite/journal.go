@@ -61,8 +61,6 @@ var crc32c = crc32.MakeTable(crc32.Castagnoli)
 // -wal and -shm.
 func JournalPath(path string) string { return path + "-decisions" }
 
-func journalPath(path string) string { return JournalPath(path) }
-
 // journal is an open, locked journal file and what it holds that is not yet indexed.
 type journal struct {
 	db *DB
@@ -317,7 +315,7 @@ func journalHead(gen uint64) []byte {
 // openJournal takes the journal file's lock, indexes what it holds beyond journal_state, and
 // returns it open (keep) or closed again; nil, nil when another process holds it.
 func (db *DB) openJournal(ctx context.Context, keep bool) (*journal, error) {
-	path := journalPath(db.path)
+	path := JournalPath(db.path)
 	flags := os.O_RDWR
 	if keep {
 		flags |= os.O_CREATE

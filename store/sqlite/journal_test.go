@@ -83,7 +83,7 @@ func TestJournalIndexesWhatADeadProcessLeft(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	appendRecords(t, journalPath(path), true, journalEvent(3), journalEvent(4))
+	appendRecords(t, JournalPath(path), true, journalEvent(3), journalEvent(4))
 
 	db = openJournaled(t, path, false)
 	got := calls(t, db)
@@ -107,7 +107,7 @@ func TestJournalIndexesWhatADeadProcessLeft(t *testing.T) {
 	// A record journaled after the cut (as the next process would write it) is read on the
 	// next open: the torn bytes are gone, not left in the way. Nothing is indexed twice, and
 	// the journal goes on.
-	appendRecords(t, journalPath(path), false, journalEvent(5))
+	appendRecords(t, JournalPath(path), false, journalEvent(5))
 	db = openJournaled(t, path, true)
 	if got := calls(t, db); len(got) != 6 || got[5] != "call-5" {
 		t.Errorf("after reopening: %v", got)
@@ -146,7 +146,7 @@ func TestJournalOneProcessAtATime(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first process "died" leaving two records it had not indexed.
-	appendRecords(t, journalPath(path), false, journalEvent(2), journalEvent(3))
+	appendRecords(t, JournalPath(path), false, journalEvent(2), journalEvent(3))
 	if got := calls(t, second); len(got) != 1 {
 		t.Fatalf("before recovery the second sees %v", got)
 	}
@@ -190,7 +190,7 @@ func TestJournalReadsItsOwnWrites(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if fi, err := os.Stat(journalPath(path)); err != nil || fi.Size() > 64<<10 {
+	if fi, err := os.Stat(JournalPath(path)); err != nil || fi.Size() > 64<<10 {
 		t.Errorf("the journal was not emptied as it grew: %v, %v", fi, err)
 	}
 	db = openJournaled(t, path, false)
