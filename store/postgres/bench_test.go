@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -84,3 +85,89 @@ func BenchmarkAuditAppend(b *testing.B) {
 		})
 	}
 }
+
+// unchainedAppend appends e as the store did before the hash chain (schema version 8): one
+// statement, the shared audit lock then the insert with the next ID, no chain head, no hashes.
+// It is the baseline BenchmarkAuditChainCost compares the chained append with.
+func (db *DB) unchainedAppend(ctx context.Context, e *audit.Event) error {
+	var blockers, rules, spend []byte
+	var err error
+	if e.Blockers != nil {
+		if blockers, err = json.Marshal(e.Blockers); err != nil {
+			return err
+		}
+	}
+	if e.Rules != nil {
+		if rules, err = json.Marshal(e.Rules); err != nil {
+			return err
+		}
+	}
+	if e.Spend != nil {
+		if spend, err = json.Marshal(e.Spend); err != nil {
+			return err
+		}
+	}
+	e.Time = orNow(e.Time)
+	t, tns := ts(e.Time)
+	return db.pool.QueryRow(ctx, `WITH held AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared($1))
+		INSERT INTO audit_events (id, time, time_ns, kind, call_id, tenant, session, principal, role,
+			profile, run, tool, digest, decision, blockers, rules, approver, spend, outcome, error, policy_revision, channel, harness)
+		SELECT nextval('audit_events_id_seq'), $2, $3, $4, $5, $6, $7, $8, $9,
+			$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23 FROM held
+		RETURNING id`,
+		db.auditKey, t, tns, e.Kind, e.CallID, e.Tenant, e.Session, e.Principal, e.Role,
+		e.Profile, e.Run, e.Tool, e.Digest, e.Decision, blockers, rules, e.Approver, spend, e.Outcome, e.Error,
+		e.PolicyRevision, e.Channel, e.Harness).Scan(&e.ID)
+}
+
+// BenchmarkAuditChainCost is what the hash chain adds to an append from one goroutine: the
+// chained Append on one store and the unchained append (unchainedAppend) on another, in
+// alternating rounds of chainRound appends in one run, so that the machine's load falls on
+// both alike. It reports each side's time per append and their ratio (on/off).
+func BenchmarkAuditChainCost(b *testing.B) {
+	ctx := context.Background()
+	on, off := benchDB(b, 1), benchDB(b, 1)
+	event := func() *audit.Event {
+		return &audit.Event{Time: t0, Kind: audit.KindDecision, CallID: "call-1", Tenant: "t1", Session: "sess-1",
+			Principal: "agent:coworker-7", Role: "specialist", Profile: "seo", Run: "run-1", Tool: "mcp__firecrawl__scrape",
+			Digest: "sha256:0123456789abcdef0123456789abcdef", Decision: "allow",
+			Blockers: []audit.Blocker{{Code: "approval_required", Rule: "r1"}}, Rules: []string{"r1"},
+			Spend: &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2}, PolicyRevision: "rev-42"}
+	}
+	sides := []struct {
+		append func(context.Context, *audit.Event) error
+		took   time.Duration
+		n      int
+	}{{append: off.unchainedAppend}, {append: on.Append}}
+	// Warm both: connections, prepared statements, the chain head.
+	for i := range sides {
+		for range 10 {
+			if err := sides[i].append(ctx, event()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for r := 0; sides[0].n+sides[1].n < 2*b.N; r++ {
+		s := &sides[r%2]
+		k := min(chainRound, b.N-s.n)
+		start := time.Now()
+		for range k {
+			if err := s.append(ctx, event()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.took += time.Since(start)
+		s.n += k
+	}
+	b.StopTimer()
+	offNs := float64(sides[0].took.Nanoseconds()) / float64(sides[0].n)
+	onNs := float64(sides[1].took.Nanoseconds()) / float64(sides[1].n)
+	b.ReportMetric(offNs, "off-ns/append")
+	b.ReportMetric(onNs, "on-ns/append")
+	b.ReportMetric(onNs/offNs, "on/off")
+}
+
+// chainRound is how many appends one side of BenchmarkAuditChainCost makes before the other's
+// turn.
+const chainRound = 50

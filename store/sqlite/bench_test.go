@@ -161,3 +161,83 @@ func BenchmarkRecoverIdle(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAuditChainCost is what the hash chain adds to an append from one goroutine: the
+// chained Append on one store and the append as it was before the chain (UnchainedAppender)
+// on another, in alternating rounds of chainRound appends in one run, so that the machine's
+// load falls on both alike. It reports each side's time and CPU time per append (the CPU time
+// of the appending thread: the append runs on it, SQLite included; the background checkpoints
+// are not in it) and the ratios on/off.
+func BenchmarkAuditChainCost(b *testing.B) {
+	ctx := context.Background()
+	on, off := benchDB(b), benchDB(b)
+	unchained, err := off.UnchainedAppender(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	event := func() *audit.Event {
+		return &audit.Event{Time: now, Kind: audit.KindDecision, CallID: "call-1", Tenant: "t1", Session: "sess-1",
+			Principal: "agent:coworker-7", Role: "specialist", Profile: "seo", Run: "run-1", Tool: "mcp__firecrawl__scrape",
+			Digest: "sha256:0123456789abcdef0123456789abcdef", Decision: "allow",
+			Blockers: []audit.Blocker{{Code: "approval_required", Rule: "r1"}}, Rules: []string{"r1"},
+			Spend: &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2}, PolicyRevision: "rev-42"}
+	}
+	sides := [2]chainSide{{append: unchained}, {append: on.Append}}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// Warm both: statements, the chain cache.
+	for i := range sides {
+		for range 10 {
+			if err := sides[i].append(ctx, event()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for r := 0; sides[0].n+sides[1].n < 2*b.N; r++ {
+		s := &sides[r%2]
+		k := min(chainRound, b.N-s.n)
+		cpu, start := threadCPU(), time.Now()
+		for range k {
+			if err := s.append(ctx, event()); err != nil {
+				b.Fatal(err)
+			}
+		}
+		s.took += time.Since(start)
+		s.cpu += threadCPU() - cpu
+		s.n += k
+	}
+	b.StopTimer()
+	reportChainCost(b, sides)
+}
+
+// chainRound is how many appends one side of BenchmarkAuditChainCost makes before the other's
+// turn.
+const chainRound = 50
+
+// chainSide is one side of BenchmarkAuditChainCost: off (unchained) or on.
+type chainSide struct {
+	append    func(context.Context, *audit.Event) error
+	took, cpu time.Duration
+	n         int
+}
+
+// reportChainCost reports both sides' time and CPU time per append and the ratios on/off.
+func reportChainCost(b *testing.B, sides [2]chainSide) {
+	per := func(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / float64(n) }
+	off, on := sides[0], sides[1]
+	b.ReportMetric(per(off.took, off.n), "off-ns/append")
+	b.ReportMetric(per(on.took, on.n), "on-ns/append")
+	b.ReportMetric(per(on.took, on.n)/per(off.took, off.n), "on/off")
+	b.ReportMetric(per(off.cpu, off.n), "off-cpu-ns/append")
+	b.ReportMetric(per(on.cpu, on.n), "on-cpu-ns/append")
+	b.ReportMetric(per(on.cpu, on.n)/per(off.cpu, off.n), "cpu-on/off")
+}
+
+// threadCPU is the CPU time the calling thread has used.
+func threadCPU() time.Duration {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_THREAD, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
