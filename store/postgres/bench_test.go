@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -123,10 +126,21 @@ func (db *DB) unchainedAppend(ctx context.Context, e *audit.Event) error {
 // BenchmarkAuditChainCost is what the hash chain adds to an append from one goroutine: the
 // chained Append on one store and the unchained append (unchainedAppend) on another, in
 // alternating rounds of chainRound appends in one run, so that the machine's load falls on
-// both alike. It reports each side's time per append and their ratio (on/off).
+// both alike. It reports each side's time per append and their ratio (on/off), and, when the
+// server runs on this machine, the CPU time of each side's server process (/proc's
+// schedstat) per append and their ratio. Each side has one connection, so one server
+// process. It runs with synchronous_commit on (as deployed: each commit waits for its WAL
+// flush) and off (the work of an append apart from the flush).
 func BenchmarkAuditChainCost(b *testing.B) {
+	for _, sync := range []string{"on", "off"} {
+		b.Run("synchronous_commit="+sync, func(b *testing.B) { benchChainCost(b, sync) })
+	}
+}
+
+func benchChainCost(b *testing.B, sync string) {
 	ctx := context.Background()
-	on, off := benchDB(b, 1), benchDB(b, 1)
+	on := openURL(b, withParams(b, newSchema(b), "pool_max_conns", "1", "synchronous_commit", sync))
+	off := openURL(b, withParams(b, newSchema(b), "pool_max_conns", "1", "synchronous_commit", sync))
 	event := func() *audit.Event {
 		return &audit.Event{Time: t0, Kind: audit.KindDecision, CallID: "call-1", Tenant: "t1", Session: "sess-1",
 			Principal: "agent:coworker-7", Role: "specialist", Profile: "seo", Run: "run-1", Tool: "mcp__firecrawl__scrape",
@@ -135,10 +149,16 @@ func BenchmarkAuditChainCost(b *testing.B) {
 			Spend: &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2}, PolicyRevision: "rev-42"}
 	}
 	sides := []struct {
-		append func(context.Context, *audit.Event) error
-		took   time.Duration
-		n      int
+		append    func(context.Context, *audit.Event) error
+		pid       int32
+		took, cpu time.Duration
+		n         int
 	}{{append: off.unchainedAppend}, {append: on.Append}}
+	for i, db := range []*DB{off, on} {
+		if err := db.pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&sides[i].pid); err != nil {
+			b.Fatal(err)
+		}
+	}
 	// Warm both: connections, prepared statements, the chain head.
 	for i := range sides {
 		for range 10 {
@@ -151,13 +171,14 @@ func BenchmarkAuditChainCost(b *testing.B) {
 	for r := 0; sides[0].n+sides[1].n < 2*b.N; r++ {
 		s := &sides[r%2]
 		k := min(chainRound, b.N-s.n)
-		start := time.Now()
+		cpu, start := serverCPU(s.pid), time.Now()
 		for range k {
 			if err := s.append(ctx, event()); err != nil {
 				b.Fatal(err)
 			}
 		}
 		s.took += time.Since(start)
+		s.cpu += serverCPU(s.pid) - cpu
 		s.n += k
 	}
 	b.StopTimer()
@@ -166,6 +187,28 @@ func BenchmarkAuditChainCost(b *testing.B) {
 	b.ReportMetric(offNs, "off-ns/append")
 	b.ReportMetric(onNs, "on-ns/append")
 	b.ReportMetric(onNs/offNs, "on/off")
+	if sides[0].cpu > 0 && sides[1].cpu > 0 {
+		offCPU := float64(sides[0].cpu.Nanoseconds()) / float64(sides[0].n)
+		onCPU := float64(sides[1].cpu.Nanoseconds()) / float64(sides[1].n)
+		b.ReportMetric(offCPU, "off-server-cpu-ns/append")
+		b.ReportMetric(onCPU, "on-server-cpu-ns/append")
+		b.ReportMetric(onCPU/offCPU, "server-cpu-on/off")
+	}
+}
+
+// serverCPU is the CPU time the server process pid has used, when it runs on this machine
+// (else 0): the first field of /proc/<pid>/schedstat, in nanoseconds.
+func serverCPU(pid int32) time.Duration {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/schedstat", pid))
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.ParseInt(f[0], 10, 64)
+	return time.Duration(n)
 }
 
 // chainRound is how many appends one side of BenchmarkAuditChainCost makes before the other's
