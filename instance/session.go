@@ -20,6 +20,8 @@ type Session struct {
 	// Token is the id of the token that opened the session; only it may use the session.
 	Token  string
 	Tenant string
+	// Principal is who the session acts for; Profile the profile it runs ("" for none).
+	Principal, Profile string
 	// Model and Harness are the session's route (bound in the token or stated at initialize).
 	Model, Harness string
 	// Protocol is the protocol version negotiated at initialize.
@@ -68,8 +70,9 @@ type Sessions interface {
 	// Session returns the record of a session, ended or not; ErrNoSession if there is none.
 	Session(ctx context.Context, id string) (*Session, error)
 	// TouchSession records that a request of a live session was seen at at, and, when
-	// initialized is true, that the client has said it is initialized.
-	TouchSession(ctx context.Context, id string, at time.Time, initialized bool) error
+	// initialized is true, that the client has said it is initialized; live reports whether
+	// the session is live (false: it has ended, or there is none).
+	TouchSession(ctx context.Context, id string, at time.Time, initialized bool) (live bool, err error)
 	// EndSession ends a live session; ended reports whether this call ended it (false: it
 	// had ended already, or there is no such session).
 	EndSession(ctx context.Context, id string, at time.Time, why string) (ended bool, err error)

@@ -13,7 +13,7 @@ import (
 
 var _ instance.Sessions = (*DB)(nil)
 
-const sessionColumns = `id, warden, token, tenant, model, harness, protocol, init, initialized, run, instance, opened, seen, ended, why`
+const sessionColumns = `id, warden, token, tenant, principal, profile, model, harness, protocol, init, initialized, run, instance, opened, seen, ended, why`
 
 // OpenSession records a new MCP session.
 func (db *DB) OpenSession(ctx context.Context, s *instance.Session) error {
@@ -22,8 +22,8 @@ func (db *DB) OpenSession(ctx context.Context, s *instance.Session) error {
 		init = "{}"
 	}
 	_, err := db.pool.Exec(ctx, `INSERT INTO mcp_sessions (`+sessionColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, '')`,
-		s.ID, s.Warden, s.Token, s.Tenant, s.Model, s.Harness, s.Protocol, init, s.Initialized, s.Run, s.Instance, s.Opened, s.Seen)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, '')`,
+		s.ID, s.Warden, s.Token, s.Tenant, s.Principal, s.Profile, s.Model, s.Harness, s.Protocol, init, s.Initialized, s.Run, s.Instance, s.Opened, s.Seen)
 	return db.wrap("record session "+s.ID, err)
 }
 
@@ -43,7 +43,7 @@ func scanSession(row pgx.Row) (*instance.Session, error) {
 	var s instance.Session
 	var init string
 	var ended *time.Time
-	if err := row.Scan(&s.ID, &s.Warden, &s.Token, &s.Tenant, &s.Model, &s.Harness, &s.Protocol, &init, &s.Initialized,
+	if err := row.Scan(&s.ID, &s.Warden, &s.Token, &s.Tenant, &s.Principal, &s.Profile, &s.Model, &s.Harness, &s.Protocol, &init, &s.Initialized,
 		&s.Run, &s.Instance, &s.Opened, &s.Seen, &ended, &s.Why); err != nil {
 		return nil, err
 	}
@@ -55,10 +55,13 @@ func scanSession(row pgx.Row) (*instance.Session, error) {
 }
 
 // TouchSession records that a request of a live session was seen.
-func (db *DB) TouchSession(ctx context.Context, id string, at time.Time, initialized bool) error {
-	_, err := db.pool.Exec(ctx, `UPDATE mcp_sessions SET seen = greatest(seen, $1), initialized = initialized OR $2
+func (db *DB) TouchSession(ctx context.Context, id string, at time.Time, initialized bool) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `UPDATE mcp_sessions SET seen = greatest(seen, $1), initialized = initialized OR $2
 		WHERE id = $3 AND ended IS NULL`, at, initialized, id)
-	return db.wrap("touch session "+id, err)
+	if err != nil {
+		return false, db.wrap("touch session "+id, err)
+	}
+	return tag.RowsAffected() > 0, nil
 }
 
 // EndSession ends a live MCP session.

@@ -12,7 +12,7 @@ import (
 
 var _ instance.Sessions = (*DB)(nil)
 
-const sessionColumns = `id, warden, token, tenant, model, harness, protocol, init, initialized, run, instance, opened, seen, ended, why`
+const sessionColumns = `id, warden, token, tenant, principal, profile, model, harness, protocol, init, initialized, run, instance, opened, seen, ended, why`
 
 // OpenSession records a new MCP session.
 func (db *DB) OpenSession(ctx context.Context, s *instance.Session) error {
@@ -21,8 +21,8 @@ func (db *DB) OpenSession(ctx context.Context, s *instance.Session) error {
 		init = "{}"
 	}
 	err := db.tx(ctx, func(w *sql.Conn) error {
-		_, err := w.ExecContext(ctx, `INSERT INTO mcp_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '')`,
-			s.ID, s.Warden, s.Token, s.Tenant, s.Model, s.Harness, s.Protocol, init, s.Initialized, s.Run, s.Instance,
+		_, err := w.ExecContext(ctx, `INSERT INTO mcp_sessions (`+sessionColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, '')`,
+			s.ID, s.Warden, s.Token, s.Tenant, s.Principal, s.Profile, s.Model, s.Harness, s.Protocol, init, s.Initialized, s.Run, s.Instance,
 			formatTime(s.Opened), formatTime(s.Seen))
 		return err
 	})
@@ -49,7 +49,7 @@ func scanSession(row scanner) (*instance.Session, error) {
 	var s instance.Session
 	var init string
 	var opened, seen, ended sql.NullString
-	if err := row.Scan(&s.ID, &s.Warden, &s.Token, &s.Tenant, &s.Model, &s.Harness, &s.Protocol, &init, &s.Initialized,
+	if err := row.Scan(&s.ID, &s.Warden, &s.Token, &s.Tenant, &s.Principal, &s.Profile, &s.Model, &s.Harness, &s.Protocol, &init, &s.Initialized,
 		&s.Run, &s.Instance, &opened, &seen, &ended, &s.Why); err != nil {
 		return nil, err
 	}
@@ -68,16 +68,21 @@ func scanSession(row scanner) (*instance.Session, error) {
 }
 
 // TouchSession records that a request of a live session was seen.
-func (db *DB) TouchSession(ctx context.Context, id string, at time.Time, initialized bool) error {
+func (db *DB) TouchSession(ctx context.Context, id string, at time.Time, initialized bool) (bool, error) {
+	var n int64
 	err := db.tx(ctx, func(w *sql.Conn) error {
-		_, err := w.ExecContext(ctx, `UPDATE mcp_sessions SET seen = max(seen, ?), initialized = initialized OR ?
+		res, err := w.ExecContext(ctx, `UPDATE mcp_sessions SET seen = max(seen, ?), initialized = initialized OR ?
 			WHERE id = ? AND ended IS NULL`, formatTime(at), initialized, id)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
 		return err
 	})
 	if err != nil {
-		return db.fail("touch session "+id, err)
+		return false, db.fail("touch session "+id, err)
 	}
-	return nil
+	return n > 0, nil
 }
 
 // EndSession ends a live MCP session.

@@ -15,7 +15,7 @@ import (
 )
 
 func newSession(id string, at time.Time) *instance.Session {
-	return &instance.Session{ID: id, Warden: "w-" + id, Token: "tok-1", Tenant: "acme", Model: "claude-x", Harness: "loop",
+	return &instance.Session{ID: id, Warden: "w-" + id, Token: "tok-1", Tenant: "acme", Principal: "bot", Profile: "triage", Model: "claude-x", Harness: "loop",
 		Protocol: "2025-06-18", Init: []byte(`{"clientInfo":{"name":"c","version":"1"},"protocolVersion":"2025-06-18"}`),
 		Run: "run-w-" + id, Instance: "i-1", Opened: at, Seen: at}
 }
@@ -42,11 +42,11 @@ func testSessionLifecycle(t *testing.T, o Opener) {
 	if d := cmp.Diff(rec, got, cmp.Comparer(jsonEqual)); d != "" {
 		t.Fatalf("read back (-put +got):\n%s", d)
 	}
-	if err := s.TouchSession(ctx, "m1", t0.Add(time.Minute), true); err != nil {
-		t.Fatal(err)
+	if live, err := s.TouchSession(ctx, "m1", t0.Add(time.Minute), true); err != nil || !live {
+		t.Fatalf("TouchSession: %v %v", live, err)
 	}
-	if err := s.TouchSession(ctx, "m1", t0.Add(30*time.Second), false); err != nil {
-		t.Fatal(err)
+	if live, err := s.TouchSession(ctx, "m1", t0.Add(30*time.Second), false); err != nil || !live {
+		t.Fatalf("TouchSession back in time: %v %v", live, err)
 	}
 	got, _ = s.Session(ctx, "m1")
 	if !got.Seen.Equal(t0.Add(time.Minute)) || !got.Initialized {
@@ -63,8 +63,8 @@ func testSessionLifecycle(t *testing.T, o Opener) {
 	if !got.Ended.Equal(t0.Add(2*time.Minute)) || got.Why != "deleted" {
 		t.Fatalf("ended %v why %q", got.Ended, got.Why)
 	}
-	if err := s.TouchSession(ctx, "m1", t0.Add(time.Hour), false); err != nil {
-		t.Fatal(err)
+	if live, err := s.TouchSession(ctx, "m1", t0.Add(time.Hour), false); err != nil || live {
+		t.Fatalf("TouchSession of an ended session: %v %v, want false", live, err)
 	}
 	if got, _ = s.Session(ctx, "m1"); !got.Seen.Equal(t0.Add(time.Minute)) {
 		t.Fatalf("an ended session was touched: seen %v", got.Seen)

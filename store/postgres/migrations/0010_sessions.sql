@@ -6,6 +6,8 @@ CREATE TABLE mcp_sessions (
 	warden      text        NOT NULL,
 	token       text        NOT NULL,
 	tenant      text        NOT NULL,
+	principal   text        NOT NULL DEFAULT '',
+	profile     text        NOT NULL DEFAULT '',
 	model       text        NOT NULL DEFAULT '',
 	harness     text        NOT NULL DEFAULT '',
 	protocol    text        NOT NULL DEFAULT '',

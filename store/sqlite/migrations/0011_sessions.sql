@@ -6,6 +6,8 @@ CREATE TABLE mcp_sessions (
 	warden      TEXT NOT NULL,
 	token       TEXT NOT NULL,
 	tenant      TEXT NOT NULL,
+	principal   TEXT NOT NULL DEFAULT '',
+	profile     TEXT NOT NULL DEFAULT '',
 	model       TEXT NOT NULL DEFAULT '',
 	harness     TEXT NOT NULL DEFAULT '',
 	protocol    TEXT NOT NULL DEFAULT '',
