@@ -1,8 +1,8 @@
 package gateway
 
 import (
-	"crypto/rand"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -211,7 +211,7 @@ func (g *Gateway) openAs(ctx context.Context, tok *auth.Token, rt route, rec *in
 			}
 			return rand.Text()
 		},
-		SubscribeHandler:   func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
+		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
 		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
 			return s.subscribe(ctx, r.Params.URI, false)
 		},

@@ -44,7 +44,6 @@ func (db *DB) Session(ctx context.Context, id string) (*instance.Session, error)
 	return s, nil
 }
 
-
 func scanSession(row scanner) (*instance.Session, error) {
 	var s instance.Session
 	var init string

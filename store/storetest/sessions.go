@@ -71,7 +71,6 @@ func testSessionLifecycle(t *testing.T, o Opener) {
 	}
 }
 
-
 // testSessionExpire: sessions idle past the bound, or open past the maximum, end; others stay.
 func testSessionExpire(t *testing.T, o Opener) {
 	s := o.New(t)
