@@ -453,6 +453,7 @@ func (g *Gateway) Handler() http.Handler {
 				known = true
 			case errors.Is(err, errUnknownSession):
 			default:
+				g.logger.Warn("a session could not be resumed", "mcpSession", id, "err", err)
 				g.refuse(w, r, tok, rejection{status: http.StatusServiceUnavailable, rpc: codeRefused, code: "session_unavailable",
 					msg: err.Error(), id: onlyID(msgs)})
 				return
@@ -467,7 +468,7 @@ func (g *Gateway) Handler() http.Handler {
 				msg: "session not found: it has ended, or never existed", id: onlyID(msgs)})
 			return
 		}
-		if id != "" && g.shared() && slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "notifications/initialized" }) {
+		if id != "" && g.shared() && slices.ContainsFunc(msgs, isInitialized) {
 			// Recorded before the SDK hears it, so that an instance building the session again
 			// from now on knows the client is initialized.
 			if _, err := g.o.Sessions.TouchSession(ctx, id, g.o.Gate.Now(), true); err != nil {
@@ -520,6 +521,9 @@ func (g *Gateway) Handler() http.Handler {
 		}
 		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodPost {
 			s.active.Store(true)
+			if !s.ready.Load() && id != "" && g.shared() && !slices.ContainsFunc(msgs, isInitialized) {
+				g.catchUp(ctx, s, id)
+			}
 			s.enter()
 			defer s.leave()
 			s.cancelLean(msgs)

@@ -167,6 +167,9 @@ func (g *Gateway) replay(ctx context.Context, id string, body []byte, want strin
 	if err != nil {
 		return err
 	}
+	// Its own host, so that the SDK's guard against DNS rebinding (a request on a loopback
+	// address naming another host) lets it through: it never came over the network.
+	r.Host = "localhost"
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json, text/event-stream")
 	if id != "" {
@@ -368,3 +371,20 @@ func (g *Gateway) tokenByID(ctx context.Context, id string) (*auth.Token, error)
 	// the instance that holds its parent.
 	return nil, errTokenInvalid
 }
+
+// catchUp tells this instance's copy of a session that its client is initialized when it
+// said so to another instance (the copy was built before it did), so that the copy serves
+// as the others do.
+func (g *Gateway) catchUp(ctx context.Context, s *session, id string) {
+	rec, err := g.o.Sessions.Session(ctx, id)
+	if err != nil || !rec.Initialized {
+		return
+	}
+	sctx := context.WithValue(context.WithValue(context.WithoutCancel(ctx), tokenKey, s.token), sessionKey, s)
+	if err := g.replay(sctx, id, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), id); err != nil {
+		g.logger.Warn("a session's initialized could not be replayed here", "session", s.id, "err", err)
+	}
+}
+
+// isInitialized reports whether a message is the client's notifications/initialized.
+func isInitialized(m *jsonrpc.Request) bool { return m.Method == "notifications/initialized" }
