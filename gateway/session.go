@@ -1092,12 +1092,32 @@ func (s *session) resolveBindings(ctx context.Context, field string, raw any) (m
 	}
 	values, err := s.secrets.Resolve(handles)
 	if err != nil {
-		return nil, err
+		return nil, s.unresolved(field, handles, err)
 	}
 	for k, v := range values {
 		env[k] = v.Reveal()
 	}
 	return env, nil
+}
+
+// unresolved names the first handle (by variable name) that could not be resolved, and says
+// why in words a client can act on: a session served by several instances resolves only the
+// handles this instance issued (protected values are never stored).
+func (s *session) unresolved(field string, handles map[string]string, err error) error {
+	for _, k := range slices.Sorted(maps.Keys(handles)) {
+		h := handles[k]
+		_, herr := s.secrets.Resolve(map[string]string{k: h})
+		if herr == nil {
+			continue
+		}
+		if s.g.shared() && (errors.Is(herr, secret.ErrForeignHandle) || errors.Is(herr, secret.ErrUnknownHandle)) {
+			return fmt.Errorf("%s.%s: the protected handle %s is not held by this instance of Warden: protected values live only "+
+				"in the memory of the instance that issued them (never in the store), and this session's requests reach other "+
+				"instances, or the one that issued it has stopped; fetch the value again to get a handle this instance holds: %w", field, k, h, herr)
+		}
+		return fmt.Errorf("%s.%s: %s: %w", field, k, h, herr)
+	}
+	return err
 }
 
 // toResult decodes a result map into the SDK's type.

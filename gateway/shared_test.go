@@ -154,6 +154,47 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 				}
 			}
 
+			// A subagent's token comes back as a handle from one instance; the next call goes
+			// to the other, which does not hold the value, and says so, naming the handle.
+			out, isErr := call(t, cs, "spawn_subagent", map[string]any{"root": ".", "task": "read the notes"})
+			if isErr {
+				t.Fatalf("spawn: %s", out)
+			}
+			var res struct{ Token string }
+			if err := json.Unmarshal([]byte(out[strings.IndexByte(out, '{'):]), &res); err != nil || !strings.HasPrefix(res.Token, "protected://") {
+				t.Fatalf("the subagent's token is not a handle: %s", out)
+			}
+			out, isErr = call(t, cs, "shell_exec", map[string]any{"command": "true", "protectedBindings": map[string]any{"T": res.Token}})
+			if !isErr || !strings.Contains(out, res.Token) || !strings.Contains(out, "not held by this instance") {
+				t.Fatalf("a handle another instance issued: %v %s", isErr, out)
+			}
+			// The subagent connects through the balancer too: its token, made on one instance,
+			// is good on both while its parent lives.
+			var kidSecret string
+			for _, r := range []*rig{a, b} {
+				for _, s := range r.gw.live() {
+					if v, err := s.secrets.Resolve(map[string]string{"T": res.Token}); err == nil {
+						kidSecret = v["T"].Reveal()
+					}
+				}
+			}
+			if kidSecret == "" {
+				t.Fatal("no instance holds the subagent's token")
+			}
+			krr := newRoundRobin(kidSecret, b.url, a.url)
+			kid, err := mcp.NewClient(&mcp.Implementation{Name: "kid", Version: "1"}, nil).Connect(ctx,
+				&mcp.StreamableClientTransport{Endpoint: a.url, HTTPClient: &http.Client{Transport: krr}, DisableStandaloneSSE: true}, nil)
+			if err != nil {
+				t.Fatalf("the subagent cannot connect: %v", err)
+			}
+			kidTools := names(t, kid)
+			for range 2 {
+				if got := names(t, kid); !slices.Equal(got, kidTools) || slices.Contains(got, "spawn_subagent") {
+					t.Fatalf("the subagent's tools: %v, then %v", kidTools, got)
+				}
+			}
+			kid.Close()
+
 			// DELETE through either instance ends it on both.
 			cs.Close()
 			for _, r := range []*rig{a, b} {
