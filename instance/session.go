@@ -86,3 +86,28 @@ type Sessions interface {
 	// ErrNoSession otherwise.
 	Child(ctx context.Context, hash string) (*Child, error)
 }
+
+// A Relayed message is one an instance sent the client of a session it does not hold the
+// event stream of (a call's progress while it waits for a person), for the instance that
+// holds it.
+type Relayed struct {
+	// Session is the MCP session id.
+	Session string
+	// Kind says what Data is ("progress": notifications/progress params, JSON).
+	Kind string
+	Data []byte
+}
+
+// MaxRelayed bounds a relayed message's Data (PostgreSQL's notifications carry under 8,000
+// bytes).
+const MaxRelayed = 7000
+
+// Relay carries messages of sessions between the instances sharing a store. Delivery is best
+// effort: a message relayed while an instance is not listening is lost to it.
+type Relay interface {
+	// Relay sends m to every instance listening, this one included.
+	Relay(ctx context.Context, m Relayed) error
+	// Relayed returns the messages relayed from now until ctx ends. A listener that falls
+	// behind loses messages rather than holding the others.
+	Relayed(ctx context.Context) (<-chan Relayed, error)
+}
