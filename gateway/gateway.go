@@ -151,6 +151,9 @@ type Gateway struct {
 	// (shared.go); stopKeep ends their upkeep.
 	adopting map[string]*adoption
 	stopKeep func()
+	// relay carries session messages between instances (Options.Sessions, when its store
+	// relays: PostgreSQL).
+	relay instance.Relay
 	pins     onceSet    // the pin mismatches recorded, once each
 	hints    onceSet    // the understated effects warned of, once each
 	tokens   tokenCache // good agent tokens, for Options.TokenTTL
@@ -291,10 +294,23 @@ func New(o Options) (*Gateway, error) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
+		var relayed <-chan instance.Relayed
+		if rl, ok := o.Sessions.(instance.Relay); ok {
+			if relayed, err = rl.Relayed(ctx); err != nil {
+				cancel()
+				return nil, fmt.Errorf("gateway: listen for the messages other instances relay: %w", err)
+			}
+			g.relay = rl
+		}
 		g.stopKeep = func() { cancel(); <-done }
 		go func() {
 			defer close(done)
+			var wg sync.WaitGroup
+			if relayed != nil {
+				wg.Go(func() { g.deliverRelayed(ctx, relayed) })
+			}
 			g.keepShared(ctx, every)
+			wg.Wait()
 		}()
 	}
 	return g, nil
@@ -518,6 +534,11 @@ func (g *Gateway) Handler() http.Handler {
 			defer g.track(r)()
 		} else {
 			r.Header.Del(requestHeader)
+		}
+		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodGet {
+			s.active.Store(true)
+			s.streams.Add(1)
+			defer s.streams.Add(-1)
 		}
 		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodPost {
 			s.active.Store(true)

@@ -87,6 +87,9 @@ type session struct {
 	// request and cleared when the sweep marks the session used in the store.
 	presetMCP string
 	active    atomic.Bool
+	// streams counts the client's event streams (GET) open on this instance: messages
+	// relayed by the others are delivered here only while one is.
+	streams atomic.Int32
 }
 
 // An entry is one tool a session lists: Warden's own, or an upstream's.
@@ -1233,7 +1236,8 @@ func (s *session) progress(w *waiter, c *approval.Card) {
 	ctx := context.Background()
 	for n := 1.0; ; n++ {
 		msg := fmt.Sprintf("waiting for a person to answer approval card %s (%s) until %s", c.ID, c.Reason, c.Deadline.Format(time.RFC3339))
-		if err := w.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: w.token, Progress: n, Message: msg}); err != nil {
+		p := &mcp.ProgressNotificationParams{ProgressToken: w.token, Progress: n, Message: msg}
+		if err := w.ss.NotifyProgress(ctx, p); err != nil && !s.relay(ctx, "progress", p) {
 			return
 		}
 		time.Sleep(progressEvery)

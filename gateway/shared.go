@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/budget"
@@ -388,3 +389,44 @@ func (g *Gateway) catchUp(ctx context.Context, s *session, id string) {
 
 // isInitialized reports whether a message is the client's notifications/initialized.
 func isInitialized(m *jsonrpc.Request) bool { return m.Method == "notifications/initialized" }
+
+// relay sends a message of the session's client to the other instances, for the one holding
+// its event stream (when this one holds none): it reports whether it was sent.
+func (s *session) relay(ctx context.Context, kind string, params any) bool {
+	rl := s.g.relay
+	id := s.mcpID.Load()
+	if rl == nil || id == nil || s.streams.Load() > 0 {
+		return false
+	}
+	data, err := json.Marshal(params)
+	if err != nil {
+		return false
+	}
+	if err := rl.Relay(ctx, instance.Relayed{Session: *id, Kind: kind, Data: data}); err != nil {
+		s.g.logger.Warn("a session's message could not be relayed to the other instances", "session", s.id, "kind", kind, "err", err)
+		return false
+	}
+	return true
+}
+
+// deliverRelayed hands the messages the other instances relay to the sessions whose event
+// streams are open here, until ctx ends.
+func (g *Gateway) deliverRelayed(ctx context.Context, ch <-chan instance.Relayed) {
+	for m := range ch {
+		s := g.sessionByMCP(m.Session)
+		if s == nil || s.streams.Load() == 0 {
+			continue
+		}
+		ss := s.ss.Load()
+		if ss == nil {
+			continue
+		}
+		switch m.Kind {
+		case "progress":
+			var p mcp.ProgressNotificationParams
+			if json.Unmarshal(m.Data, &p) == nil {
+				_ = ss.NotifyProgress(ctx, &p)
+			}
+		}
+	}
+}
