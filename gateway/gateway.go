@@ -153,12 +153,12 @@ type Gateway struct {
 	stopKeep func()
 	// relay carries session messages between instances (Options.Sessions, when its store
 	// relays: PostgreSQL).
-	relay instance.Relay
-	pins     onceSet    // the pin mismatches recorded, once each
-	hints    onceSet    // the understated effects warned of, once each
-	tokens   tokenCache // good agent tokens, for Options.TokenTTL
-	checker  *egress.Checker
-	allowed  *allowedHosts // the hosts allowed for each tenant
+	relay   instance.Relay
+	pins    onceSet    // the pin mismatches recorded, once each
+	hints   onceSet    // the understated effects warned of, once each
+	tokens  tokenCache // good agent tokens, for Options.TokenTTL
+	checker *egress.Checker
+	allowed *allowedHosts // the hosts allowed for each tenant
 	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
 	egressSeen onceSet
 	// enforcedSeen are the system calls of sandboxed connectors' processes that the hard
