@@ -461,6 +461,11 @@ func (g *Gateway) Handler() http.Handler {
 				return
 			}
 		}
+		if id != "" && known && g.shared() {
+			if s := g.sessionByMCP(id); s != nil && s.token.ID == tok.ID && s.endedElsewhere(ctx, id) {
+				known = false
+			}
+		}
 		if id != "" && !known && g.shared() {
 			// A session this instance does not hold may be one another opened: built again
 			// here from its record.

@@ -87,6 +87,8 @@ type session struct {
 	// request and cleared when the sweep marks the session used in the store.
 	presetMCP string
 	active    atomic.Bool
+	// liveAt is when the store last said the session lives (endedElsewhere), in Unix ns.
+	liveAt atomic.Int64
 	// streams counts the client's event streams (GET) open on this instance: messages
 	// relayed by the others are delivered here only while one is.
 	streams atomic.Int32
@@ -136,6 +138,7 @@ func (g *Gateway) openAs(ctx context.Context, tok *auth.Token, rt route, rec *in
 	if rec != nil {
 		s.id, s.presetMCP = rec.Warden, rec.ID
 	}
+	s.liveAt.Store(time.Now().UnixNano())
 	s.life, s.stop = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	for _, c := range g.children {

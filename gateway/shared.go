@@ -38,6 +38,10 @@ import (
 // touchEvery is how often the sessions used here are marked used in the store.
 const touchEvery = time.Minute
 
+// liveEvery is how often a request of a session held here has the store asked whether the
+// session still lives (ended on another instance: DELETE there).
+const liveEvery = 5 * time.Second
+
 // errUnknownSession is a session id the store does not hold live for the token.
 var errUnknownSession = errors.New("session not found: it has ended, or never existed")
 
@@ -429,4 +433,27 @@ func (g *Gateway) deliverRelayed(ctx context.Context, ch <-chan instance.Relayed
 			}
 		}
 	}
+}
+
+// ended reports whether a session held here has ended elsewhere, asking the store at most once
+// every liveEvery; it drops this copy when it has. A store that cannot answer is not taken for
+// an end (the next check asks again).
+func (s *session) endedElsewhere(ctx context.Context, id string) bool {
+	now := time.Now().UnixNano()
+	last := s.liveAt.Load()
+	if now-last < int64(liveEvery) || !s.liveAt.CompareAndSwap(last, now) {
+		return false
+	}
+	rec, err := s.g.o.Sessions.Session(ctx, id)
+	if err != nil && !errors.Is(err, instance.ErrNoSession) {
+		return false
+	}
+	if err == nil && rec.Ended.IsZero() {
+		return false
+	}
+	s.drop(ctx, errSessionEnded)
+	if ss := s.ss.Load(); ss != nil {
+		_ = ss.Close()
+	}
+	return true
 }

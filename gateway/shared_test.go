@@ -195,8 +195,28 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 			}
 			kid.Close()
 
-			// DELETE through either instance ends it on both.
+			// DELETE through either instance ends it on both: the other's copy asks the store
+			// at its next request (the test makes that request due for the check).
+			id := cs.ID()
 			cs.Close()
+			for _, r := range []*rig{a, b} {
+				if s := r.gw.sessionByMCP(id); s != nil {
+					s.liveAt.Store(0)
+				}
+				req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+				req.Header.Set("Authorization", "Bearer "+secret)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Session-Id", id)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNotFound {
+					t.Errorf("a request of the ended session to %s: HTTP %d, want 404", r.url, resp.StatusCode)
+				}
+			}
 			for _, r := range []*rig{a, b} {
 				deadline := time.Now().Add(20 * time.Second)
 				for r.gw.LiveSessions()["default"] != 0 {
