@@ -180,6 +180,9 @@ func (g *Gateway) openAs(ctx context.Context, tok *auth.Token, rt route, rec *in
 		started = rec.Opened
 	}
 	gs := &gate.Session{Review: rs, Principal: principal(tok), Run: gate.RunFor(sf, "run-"+s.id, s.id, started)}
+	if g.shared() {
+		gs.OnStop = s.stopped
+	}
 	switch {
 	case gs.Run == nil:
 	case rec != nil && rec.Run == "":

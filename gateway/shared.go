@@ -394,6 +394,16 @@ func (g *Gateway) catchUp(ctx context.Context, s *session, id string) {
 // isInitialized reports whether a message is the client's notifications/initialized.
 func isInitialized(m *jsonrpc.Request) bool { return m.Method == "notifications/initialized" }
 
+// stopped tells the other instances that the gate stopped the session here (its run's
+// limits), so that their copies refuse its calls too.
+func (s *session) stopped(why string) {
+	if rl, id := s.g.relay, s.mcpID.Load(); rl != nil && id != nil {
+		if err := rl.Relay(context.Background(), instance.Relayed{Session: *id, Kind: "stop", Data: []byte(why)}); err != nil {
+			s.g.logger.Warn("a session's stop could not be relayed to the other instances", "session", s.id, "err", err)
+		}
+	}
+}
+
 // relay sends a message of the session's client to the other instances, for the one holding
 // its event stream (when this one holds none): it reports whether it was sent.
 func (s *session) relay(ctx context.Context, kind string, params any) bool {
@@ -418,6 +428,12 @@ func (s *session) relay(ctx context.Context, kind string, params any) bool {
 func (g *Gateway) deliverRelayed(ctx context.Context, ch <-chan instance.Relayed) {
 	for m := range ch {
 		s := g.sessionByMCP(m.Session)
+		if s != nil && m.Kind == "stop" {
+			if gs := s.gs.Load(); gs != nil {
+				gs.Stop(string(m.Data))
+			}
+			continue
+		}
 		if s == nil || s.streams.Load() == 0 {
 			continue
 		}
@@ -456,4 +472,27 @@ func (s *session) endedElsewhere(ctx context.Context, id string) bool {
 		_ = ss.Close()
 	}
 	return true
+}
+
+// sessionOfRun is the session that runs run, built here from its record if this instance does
+// not hold it; nil when it has ended, is a subagent's (whose token is not a stored one), or
+// cannot be read (the caller answers from the ledger).
+func (g *Gateway) sessionOfRun(ctx context.Context, run string) *session {
+	rec, err := g.o.Sessions.SessionOfRun(ctx, run)
+	if err != nil || !rec.Ended.IsZero() {
+		return nil
+	}
+	if s := g.sessionByMCP(rec.ID); s != nil {
+		return s
+	}
+	tok, err := g.tokenByID(ctx, rec.Token)
+	if err != nil {
+		return nil
+	}
+	s, err := g.adopt(ctx, rec.ID, tok)
+	if err != nil {
+		g.logger.Warn("a run's session could not be built here", "run", run, "err", err)
+		return nil
+	}
+	return s
 }
