@@ -127,18 +127,25 @@ func (v *visitor) do(srv *httptest.Server, method, path string, form url.Values)
 // signIn signs a new visitor in on an instance with a token.
 func (s *shared) signIn(srv *httptest.Server, token string) *visitor {
 	s.t.Helper()
+	return &visitor{s: s, cookie: signInOn(s.t, srv, s.tokens[token])}
+}
+
+// signInOn signs in on a console with a token's secret, as a browser does (the form's CSRF
+// token from its cookie), and returns the session cookie's value.
+func signInOn(tb testing.TB, srv *httptest.Server, secret string) string {
+	tb.Helper()
 	b := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := b.Get(srv.URL + "/signin")
 	if err != nil {
-		s.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	raw, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	m := csrfField.FindStringSubmatch(string(raw))
 	if m == nil {
-		s.t.Fatal("the sign-in page has no CSRF token")
+		tb.Fatal("the sign-in page has no CSRF token")
 	}
-	form := url.Values{"csrf": {m[1]}, "token": {s.tokens[token]}}
+	form := url.Values{"csrf": {m[1]}, "token": {secret}}
 	req, _ := http.NewRequest("POST", srv.URL+"/signin", strings.NewReader(form.Encode()))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	req.Header.Set("Origin", srv.URL)
@@ -147,20 +154,20 @@ func (s *shared) signIn(srv *httptest.Server, token string) *visitor {
 	}
 	resp, err = b.Do(req)
 	if err != nil {
-		s.t.Fatal(err)
+		tb.Fatal(err)
 	}
 	raw, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	v := &visitor{s: s}
+	cookie := ""
 	for _, c := range resp.Cookies() {
 		if c.Name == console.CookieName {
-			v.cookie = c.Value
+			cookie = c.Value
 		}
 	}
-	if resp.StatusCode != http.StatusSeeOther || v.cookie == "" {
-		s.t.Fatalf("sign in with %s on %s: %d\n%s", token, srv.URL, resp.StatusCode, raw)
+	if resp.StatusCode != http.StatusSeeOther || cookie == "" {
+		tb.Fatalf("sign in on %s: %d\n%s", srv.URL, resp.StatusCode, raw)
 	}
-	return v
+	return cookie
 }
 
 // signedIn reports whether an instance serves the visitor a page (else it sends it to sign in).
