@@ -160,7 +160,7 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	s, err := c.sessions.signIn(r.Context(), signedIn{secret: secret, tokenID: who.ID, name: name, tenant: tenant, role: who.Access})
 	if err != nil {
 		c.o.Logger.Error("console: sign in", "token", who.ID, "err", err)
-		fail("the console could not start a session: " + err.Error())
+		fail("the console could not start a session right now; try again")
 		return
 	}
 	// A session kept in a store calls the API by the token's id: it must be the same token.

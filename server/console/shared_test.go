@@ -401,3 +401,44 @@ func TestSharedSessionsPostgres(t *testing.T) {
 	raw := func() []byte { return query("SELECT string_agg(s::text, ' ') FROM " + id + ".console_sessions s") }
 	testShared(t, newShared(t, open, raw))
 }
+
+// hashOnly is a store that finds tokens only by their secret's hash: the API cannot act as a
+// token by its id.
+type hashOnly struct{ server.Store }
+
+// TestSharedSessionsNeedTokensByID: a console keeping its sessions in a store whose API cannot
+// act as a token by its id refuses to sign in, and keeps no session.
+func TestSharedSessionsNeedTokensByID(t *testing.T) {
+	db, err := sqlite.Open(context.Background(), filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	secret, hash, _ := auth.NewSecret()
+	if err := db.CreateToken(context.Background(), &auth.Token{ID: "tok-viewer", Hash: hash, Role: auth.RoleViewer, Tenant: "acme", Created: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	o := server.Options{Store: hashOnly{db}, Broker: approval.NewBroker(approval.Options{Store: db})}
+	c, err := console.New(console.Options{API: server.New(o), Sessions: db})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Console = c
+	srv := httptest.NewServer(server.New(o))
+	defer srv.Close()
+	r := &rig{t: t, srv: srv}
+	b := r.browser()
+	_, _, csrf := r.page(b, "/signin")
+	resp := r.post(b, "/signin", url.Values{"csrf": {csrf}, "token": {secret}}, srv.URL)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("sign in through an API that cannot act by id: %d; want 401", resp.StatusCode)
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == console.CookieName && ck.Value != "" {
+			t.Errorf("a session cookie was set: %+v", ck)
+		}
+	}
+	if code, _, _ := r.page(b, "/inbox"); code != http.StatusSeeOther {
+		t.Errorf("the inbox after the refused sign-in: %d; want a redirect to sign in", code)
+	}
+}
