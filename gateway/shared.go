@@ -363,6 +363,20 @@ func (g *Gateway) storedChild(ctx context.Context, hash string) (*auth.Token, er
 // tokenByID is a good agent token of the store by its id (a parent session's, to build that
 // session again here).
 func (g *Gateway) tokenByID(ctx context.Context, id string) (*auth.Token, error) {
+	if f, ok := g.o.Store.(interface {
+		TokenByID(ctx context.Context, id string) (*auth.Token, error)
+	}); ok {
+		t, err := f.TokenByID(ctx, id)
+		switch {
+		case errors.Is(err, auth.ErrNotFound):
+			return nil, errTokenInvalid
+		case err != nil:
+			return nil, fmt.Errorf("the token cannot be checked: %w", err)
+		case t.Role != auth.RoleAgent:
+			return nil, errTokenInvalid
+		}
+		return t, nil
+	}
 	list, err := g.o.Store.Tokens(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("the token cannot be checked: %w", err)

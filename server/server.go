@@ -310,17 +310,59 @@ func tenantOf(t *auth.Token) string {
 	return t.Tenant
 }
 
-// authed requires a good bearer token with one of the roles.
+// TokenFinder is a Store that finds a good token by its id (neither revoked nor expired), or
+// says auth.ErrNotFound: what a request made with ActAs needs. Both of Warden's stores are.
+type TokenFinder interface {
+	TokenByID(ctx context.Context, id string) (*auth.Token, error)
+}
+
+type actAsKey struct{}
+
+// ActAs returns a context whose requests, served in process by a Server, act as the stored
+// token with the id: the server reads the token by its id (through Store, which must be a
+// TokenFinder) on every request, and refuses a token revoked or expired as it refuses its
+// secret. The web console calls the API this way, by the id of the token its person signed in
+// with, on any instance, without holding the token's secret.
+//
+// Only code in this process can make such a request: a context is no part of what a client
+// sends, and a request with one is judged by the token alone, whatever its Authorization
+// header says.
+func ActAs(ctx context.Context, tokenID string) context.Context {
+	return context.WithValue(ctx, actAsKey{}, tokenID)
+}
+
+// token is the good token a request comes with: ActAs's, else its bearer secret's. Its error
+// is auth.ErrNotFound when there is none.
+func (s *Server) token(r *http.Request) (*auth.Token, error) {
+	if id, ok := r.Context().Value(actAsKey{}).(string); ok {
+		f, ok := s.o.Store.(TokenFinder)
+		if !ok {
+			return nil, errors.New("the store cannot find a token by its id (server.TokenFinder)")
+		}
+		if id == "" {
+			return nil, auth.ErrNotFound
+		}
+		return f.TokenByID(r.Context(), id)
+	}
+	secret, ok := auth.Bearer(r.Header.Get("Authorization"))
+	if !ok {
+		return nil, errNoBearer
+	}
+	return s.o.Store.TokenByHash(r.Context(), auth.Hash(secret))
+}
+
+// errNoBearer is a request without a bearer token.
+var errNoBearer = errors.New("no bearer token")
+
+// authed requires a good token with one of the roles: a bearer secret, or ActAs's in process.
 func (s *Server) authed(h http.HandlerFunc, roles ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		secret, ok := auth.Bearer(r.Header.Get("Authorization"))
-		if !ok {
+		tok, err := s.token(r)
+		switch {
+		case errors.Is(err, errNoBearer):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warden"`)
 			s.fail(w, r, apiError{http.StatusUnauthorized, "unauthenticated", "a bearer token is required"}, nil)
 			return
-		}
-		tok, err := s.o.Store.TokenByHash(r.Context(), auth.Hash(secret))
-		switch {
 		case errors.Is(err, auth.ErrNotFound):
 			w.Header().Set("WWW-Authenticate", `Bearer realm="warden", error="invalid_token"`)
 			s.fail(w, r, apiError{http.StatusUnauthorized, "unauthenticated", "the token is not valid"}, nil)

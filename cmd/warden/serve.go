@@ -348,7 +348,8 @@ func newStack(p *policy.Policy, db appStore, workspaces string, sb *sandboxState
 }
 
 // newServer is the REST API, health, /metrics and the web console of a stack, as warden serve
-// serves them. The console calls the API in process, as the person signed in.
+// serves them. The console keeps its sessions in the store, so that every instance on it serves
+// every session, and calls the API in process as the person's token, by its id.
 func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any) *server.Server {
 	var data server.Data // a nil *manage.Service would be a Data that is not nil
 	if st.data != nil {
@@ -366,7 +367,7 @@ func newServer(st *stack, db appStore, logger *slog.Logger, info map[string]any)
 		Agents:        st.gateway,
 		Cards:         st.cards,
 	}
-	c, err := console.New(console.Options{API: server.New(o), Logger: logger})
+	c, err := console.New(console.Options{API: server.New(o), Logger: logger, Sessions: db})
 	if err != nil {
 		// The templates are embedded and parsed by the tests: this is a build gone wrong.
 		panic(err)

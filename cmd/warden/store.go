@@ -18,6 +18,7 @@ import (
 	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/manage"
 	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/server/console/consolesession"
 	"github.com/wardenhq/warden/store/postgres"
 	"github.com/wardenhq/warden/store/sqlite"
 )
@@ -34,6 +35,10 @@ type appStore interface {
 	instance.Sessions
 	manage.Store
 	audit.Checkpointer
+	// The console's sessions, and the token lookup by id its calls in process need: any
+	// instance on the store serves any console session.
+	consolesession.Store
+	server.TokenFinder
 	// SetSigner has the store tell s of every audit event it appends (checkpoints).
 	SetSigner(s *audit.Signer)
 	Close() error

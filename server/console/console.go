@@ -3,12 +3,16 @@
 // audit view with its charts, the hard-block editor, "try a call", and editors for a tenant's
 // connections, profiles, grants and egress allowlist.
 //
-// The console never reads the store: every page calls the REST API in process with the
-// signed-in person's token, so roles, tenant isolation and validation are exactly the API's.
-// Pages are server-rendered html/template forms that work without script; a small script of
-// our own adds the live inbox and the deadline countdown. A session is a random id in an
-// HttpOnly, SameSite=Strict cookie; the token stays in server memory. Every POST carries the
-// session's CSRF token and, when the browser sends one, an Origin of this host.
+// The console reads no record of the store but its own sessions: every page calls the REST API
+// in process as the signed-in person's token, so roles, tenant isolation and validation are
+// exactly the API's. Pages are server-rendered html/template forms that work without script; a
+// small script of our own adds the live inbox and the deadline countdown. A session is a random
+// id in an HttpOnly, SameSite=Strict cookie. With a store of sessions (Options.Sessions, which
+// warden serve gives it), the store keeps the id's hash and the token's id, never its secret,
+// and every instance on the store serves every session, calling the API as the token by its id
+// (server.ActAs); without one, the session and the token's secret stay in this process's
+// memory. Every POST carries the session's CSRF token and, when the browser sends one, an
+// Origin of this host.
 package console
 
 import (
@@ -26,6 +30,8 @@ import (
 	"time"
 
 	"github.com/wardenhq/warden/clock"
+	"github.com/wardenhq/warden/server"
+	"github.com/wardenhq/warden/server/console/consolesession"
 )
 
 //go:embed templates/*.html
@@ -46,6 +52,11 @@ type Options struct {
 	// 10,000: past it the one unused longest is ended).
 	IdleTimeout, MaxAge time.Duration
 	MaxSessions         int
+	// Sessions keeps the sessions where every instance on the same store finds them: any
+	// instance serves any session, and MaxSessions bounds the sessions of the store. The API
+	// must then find tokens by id (its store a server.TokenFinder). Nil keeps them in this
+	// process's memory, with the token's secret, for this instance alone.
+	Sessions consolesession.Store
 }
 
 // Console serves the web console. It is safe for concurrent use.
@@ -53,7 +64,7 @@ type Console struct {
 	o        Options
 	mux      *http.ServeMux
 	pages    map[string]*template.Template
-	sessions *sessions
+	sessions keeper
 }
 
 // EventsPath is the console's event stream, which stays open as long as its page: the server's
@@ -80,8 +91,12 @@ func New(o Options) (*Console, error) {
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 10000
 	}
-	c := &Console{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{},
-		sessions: newSessions(o.Clock, o.IdleTimeout, o.MaxAge, o.MaxSessions)}
+	c := &Console{o: o, mux: http.NewServeMux(), pages: map[string]*template.Template{}}
+	if o.Sessions != nil {
+		c.sessions = newStored(o.Sessions, o.Clock, o.IdleTimeout, o.MaxAge, o.MaxSessions)
+	} else {
+		c.sessions = memory{newSessions(o.Clock, o.IdleTimeout, o.MaxAge, o.MaxSessions)}
+	}
 	names, err := fs.Glob(templateFS, "templates/*.html")
 	if err != nil {
 		return nil, err
@@ -134,7 +149,7 @@ func (a *apiResult) errorMessage() string {
 }
 
 // call calls the API in process as the session's token.
-func (c *Console) call(ctx context.Context, secret, method, path string, body []byte, header ...string) *apiResult {
+func (c *Console) call(ctx context.Context, s *session, method, path string, body []byte, header ...string) *apiResult {
 	var rd io.Reader = http.NoBody
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -146,7 +161,7 @@ func (c *Console) call(ctx context.Context, secret, method, path string, body []
 	}
 	req.RequestURI = path
 	req.ContentLength = int64(len(body))
-	req.Header.Set("Authorization", "Bearer "+secret)
+	req = s.as(req)
 	req.Header.Set("Accept", "application/json")
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -160,6 +175,16 @@ func (c *Console) call(ctx context.Context, secret, method, path string, body []
 		rec.status = http.StatusOK
 	}
 	return &apiResult{Status: rec.status, Header: rec.header, Body: rec.body.Bytes()}
+}
+
+// as makes req act as the session's token: by its secret, held in memory, or else by its id,
+// in process (server.ActAs). A session with neither is refused by the API.
+func (s *session) as(req *http.Request) *http.Request {
+	if s.secret != "" {
+		req.Header.Set("Authorization", "Bearer "+s.secret)
+		return req
+	}
+	return req.WithContext(server.ActAs(req.Context(), s.tokenID))
 }
 
 // recorder keeps an in-process answer of the API.

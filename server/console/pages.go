@@ -17,7 +17,11 @@ import (
 
 func (c *Console) routes() {
 	c.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		if c.current(r) == nil {
+		s, ok := c.current(w, r)
+		if !ok {
+			return
+		}
+		if s == nil {
 			http.Redirect(w, r, "/signin", http.StatusSeeOther)
 			return
 		}
@@ -54,7 +58,10 @@ type handler func(w http.ResponseWriter, r *http.Request, s *session)
 // get serves a page to a signed-in person, and sends anyone else to sign in.
 func (c *Console) get(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s := c.current(r)
+		s, ok := c.current(w, r)
+		if !ok {
+			return
+		}
 		if s == nil {
 			http.Redirect(w, r, "/signin?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 			return
@@ -66,7 +73,10 @@ func (c *Console) get(h handler) http.HandlerFunc {
 // post serves a form of a signed-in person's page, checked against CSRF first.
 func (c *Console) post(h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		s := c.current(r)
+		s, ok := c.current(w, r)
+		if !ok {
+			return
+		}
 		if s == nil {
 			http.Error(w, "forbidden: no console session (sign in again)", http.StatusForbidden)
 			return
@@ -128,8 +138,8 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	}
 	// The API says what the token is: an agent's is for /mcp; a tenant's token shows its own
 	// tenant, whatever the form says; an admin's the tenant the form names.
-	res := c.call(r.Context(), secret, "GET", "/api/v1/whoami", nil)
-	var who struct{ Access, Tenant, Name string }
+	res := c.call(r.Context(), &session{secret: secret}, "GET", "/api/v1/whoami", nil)
+	var who struct{ ID, Access, Tenant, Name string }
 	if res.Status != http.StatusOK || res.decode(&who) != nil {
 		fail("that token cannot sign in: " + res.errorMessage())
 		return
@@ -147,14 +157,31 @@ func (c *Console) signin(w http.ResponseWriter, r *http.Request) {
 	if name == "" {
 		name = who.Name
 	}
-	s := c.sessions.create(secret, name, tenant, who.Access)
+	s, err := c.sessions.signIn(r.Context(), signedIn{secret: secret, tokenID: who.ID, name: name, tenant: tenant, role: who.Access})
+	if err != nil {
+		c.o.Logger.Error("console: sign in", "token", who.ID, "err", err)
+		fail("the console could not start a session right now; try again")
+		return
+	}
+	// A session kept in a store calls the API by the token's id: it must be the same token.
+	if s.secret == "" {
+		if res := c.call(r.Context(), s, "GET", "/api/v1/whoami", nil); res.Status != http.StatusOK || res.decode(&who) != nil || who.ID != s.tokenID {
+			_ = c.sessions.end(r.Context(), s)
+			fail("the console cannot act as that token by its id: " + res.errorMessage())
+			return
+		}
+	}
 	setCookie(w, r, signinCookie, "", -1)
 	setCookie(w, r, CookieName, s.id, 0)
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
 }
 
 func (c *Console) signout(w http.ResponseWriter, r *http.Request, s *session) {
-	c.sessions.end(s.id)
+	if err := c.sessions.end(r.Context(), s); err != nil {
+		c.o.Logger.Error("console: sign out", "err", err)
+		http.Error(w, "the session could not be ended right now; sign out again", http.StatusServiceUnavailable)
+		return
+	}
 	setCookie(w, r, CookieName, "", -1)
 	http.Redirect(w, r, "/signin", http.StatusSeeOther)
 }
@@ -176,7 +203,7 @@ func (c *Console) inbox(w http.ResponseWriter, r *http.Request, s *session) {
 }
 
 func (c *Console) fillInbox(r *http.Request, s *session, p *page) {
-	res := c.call(r.Context(), s.secret, "GET", "/api/v1/approvals?state=pending", nil)
+	res := c.call(r.Context(), s, "GET", "/api/v1/approvals?state=pending", nil)
 	var body struct {
 		Approvals []struct {
 			cardView
@@ -211,7 +238,7 @@ func indentJSON(raw []byte) string {
 func (c *Console) answer(w http.ResponseWriter, r *http.Request, s *session) {
 	id := r.PathValue("id")
 	body, _ := json.Marshal(map[string]string{"answer": r.PostFormValue("answer"), "digest": r.PostFormValue("digest")})
-	res := c.call(r.Context(), s.secret, "POST", "/api/v1/approvals/"+url.PathEscape(id), body)
+	res := c.call(r.Context(), s, "POST", "/api/v1/approvals/"+url.PathEscape(id), body)
 	if res.Status != http.StatusOK {
 		p := newPage(s, r, "Approvals", "inbox")
 		c.fillInbox(r, s, p)
@@ -234,8 +261,7 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request, s *session) {
 		return
 	}
 	req.RequestURI = "/api/v1/approvals/events"
-	req.Header.Set("Authorization", "Bearer "+s.secret)
-	c.o.API.ServeHTTP(w, req)
+	c.o.API.ServeHTTP(w, s.as(req))
 }
 
 // ---- the surface explorer
@@ -262,7 +288,7 @@ func (c *Console) surface(w http.ResponseWriter, r *http.Request, s *session) {
 				v.Add("env", line)
 			}
 		}
-		res := c.call(r.Context(), s.secret, "GET", "/api/v1/surface?"+v.Encode(), nil)
+		res := c.call(r.Context(), s, "GET", "/api/v1/surface?"+v.Encode(), nil)
 		var rep struct {
 			Role, Tenant, Profile, Harness, Revision string
 			Model, ReadOnlyRoute                     string
@@ -326,7 +352,7 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, s *session) {
 		audit.KindRun, audit.KindEgress, audit.KindBoundaries}, "Decisions": []string{"", "allow", "ask", "deny"}}
 	p.Data = data
 	if p.Error == "" {
-		res := c.call(r.Context(), s.secret, "GET", "/api/v1/audit?"+v.Encode(), nil)
+		res := c.call(r.Context(), s, "GET", "/api/v1/audit?"+v.Encode(), nil)
 		var body struct{ Events []auditEvent }
 		if res.Status != http.StatusOK {
 			p.Error = res.errorMessage()
@@ -338,7 +364,7 @@ func (c *Console) audit(w http.ResponseWriter, r *http.Request, s *session) {
 			data["DecisionChart"] = decisionChart(body.Events)
 		}
 	}
-	res := c.call(r.Context(), s.secret, "GET", "/api/v1/tenants/"+url.PathEscape(p.Tenant)+"/allowances", nil)
+	res := c.call(r.Context(), s, "GET", "/api/v1/tenants/"+url.PathEscape(p.Tenant)+"/allowances", nil)
 	if res.Status == http.StatusOK {
 		data["SpendChart"] = spendChart(res.Body)
 	} else {
@@ -384,7 +410,7 @@ func (c *Console) try(w http.ResponseWriter, r *http.Request, s *session) {
 	}
 	body, _ := json.Marshal(map[string]any{"tool": form["Tool"], "input": input, "tenant": p.Tenant,
 		"role": form["Role"], "profile": form["Profile"]})
-	res := c.call(r.Context(), s.secret, "POST", "/api/v1/review", body)
+	res := c.call(r.Context(), s, "POST", "/api/v1/review", body)
 	var v struct {
 		Decision string
 		Blockers []struct{ Code, Rule, Detail string }
@@ -427,7 +453,7 @@ func (c *Console) list(kind string) handler {
 		if a := r.FormValue("after"); a != "" {
 			v.Set("after", a)
 		}
-		res := c.call(r.Context(), s.secret, "GET", "/api/v1/tenants/"+url.PathEscape(p.Tenant)+"/"+kind+"?"+v.Encode(), nil)
+		res := c.call(r.Context(), s, "GET", "/api/v1/tenants/"+url.PathEscape(p.Tenant)+"/"+kind+"?"+v.Encode(), nil)
 		var body struct {
 			Items []item `json:"items"`
 			Next  string `json:"next"`
@@ -530,7 +556,7 @@ func (c *Console) editPage(kind string) handler {
 
 // load reads the document an editor edits, and its ETag.
 func (c *Console) load(r *http.Request, s *session, e *editor) error {
-	res := c.call(r.Context(), s.secret, "GET", e.API, nil)
+	res := c.call(r.Context(), s, "GET", e.API, nil)
 	if res.Status != http.StatusOK {
 		return fmt.Errorf("%s", res.errorMessage())
 	}
@@ -581,7 +607,7 @@ func (c *Console) edit(kind string) handler {
 		if e.ETag == "" {
 			e.ETag = `"0"`
 		}
-		res := c.call(r.Context(), s.secret, "PUT", e.API, []byte(e.Text), "If-Match", e.ETag)
+		res := c.call(r.Context(), s, "PUT", e.API, []byte(e.Text), "If-Match", e.ETag)
 		switch res.Status {
 		case http.StatusOK, http.StatusCreated:
 			http.Redirect(w, r, saved+"&notice="+url.QueryEscape("saved and in force (revision "+strings.Trim(res.Header.Get("ETag"), `"`)+")"), http.StatusSeeOther)
@@ -606,7 +632,7 @@ func (c *Console) remove(kind string) handler {
 			http.Error(w, err.Error(), http.StatusNotFound)
 			return
 		}
-		res := c.call(r.Context(), s.secret, "DELETE", e.API, nil, "If-Match", r.PostFormValue("etag"))
+		res := c.call(r.Context(), s, "DELETE", e.API, nil, "If-Match", r.PostFormValue("etag"))
 		if res.Status != http.StatusNoContent && res.Status != http.StatusOK {
 			p.Title, p.Data = e.Title, e
 			e.Text, e.ETag = r.PostFormValue("document"), r.PostFormValue("etag")

@@ -20,17 +20,54 @@ const CookieName = "warden_console"
 // signinCookie holds the CSRF token of the sign-in form, before there is a session.
 const signinCookie = "warden_console_signin"
 
-// session is one person signed in. The token's secret is kept only here, in memory.
+// session is one person signed in. In memory, the token's secret is kept only here; from a
+// store, the session has the token's id and no secret.
 type session struct {
 	id, secret, csrf string
-	name, tenant     string
+	// tokenID is the token's id; idHash the id's hash, as a store keeps it.
+	tokenID, idHash string
+	name, tenant    string
 	// role is the token's access (admin, operator, approver, viewer), as the API said at
 	// sign-in: what the pages offer. The API decides what is allowed, whatever a page offers.
 	role          string
 	created, seen time.Time
-	// ended is closed when the session ends (signed out, expired, or evicted at the bound),
-	// so that what it holds open (the inbox's event stream) ends with it.
+	// ended is closed when a session in memory ends (signed out, expired, or evicted at the
+	// bound), so that what it holds open (the inbox's event stream) ends with it.
 	ended chan struct{}
+}
+
+// signedIn is who signs in: the token the API accepted, and what the pages show of it.
+type signedIn struct {
+	secret, tokenID, name, tenant, role string
+}
+
+// keeper keeps the console's sessions: memory (one process's) or stored (a store's, which
+// every instance on it shares). Safe for concurrent use.
+type keeper interface {
+	// signIn starts a session, within the bound.
+	signIn(ctx context.Context, who signedIn) (*session, error)
+	// find returns the live session of a cookie's id and marks it used, or nil.
+	find(ctx context.Context, id string) (*session, error)
+	// end ends a session, for every instance that serves it.
+	end(ctx context.Context, s *session) error
+	// hold returns a context that ends with ctx or when the session ends, whichever is first.
+	hold(ctx context.Context, s *session) (context.Context, context.CancelFunc)
+}
+
+// memory is the keeper of sessions in this process's memory.
+type memory struct{ *sessions }
+
+func (m memory) signIn(_ context.Context, who signedIn) (*session, error) {
+	ss := m.create(who.secret, who.name, who.tenant, who.role)
+	ss.tokenID = who.tokenID
+	return ss, nil
+}
+
+func (m memory) find(_ context.Context, id string) (*session, error) { return m.get(id), nil }
+
+func (m memory) end(_ context.Context, s *session) error {
+	m.sessions.end(s.id)
+	return nil
 }
 
 // drop removes a session from the map and ends it; s.mu is held.
@@ -188,13 +225,20 @@ func setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAg
 		SameSite: http.SameSiteStrictMode, MaxAge: maxAge})
 }
 
-// current is the request's session, or nil.
-func (c *Console) current(r *http.Request) *session {
+// current is the request's session, or nil. When the sessions cannot be read (the store is
+// unreachable), it answers 503 itself and ok is false: no page is served without its session.
+func (c *Console) current(w http.ResponseWriter, r *http.Request) (s *session, ok bool) {
 	ck, err := r.Cookie(CookieName)
 	if err != nil || ck.Value == "" {
-		return nil
+		return nil, true
 	}
-	return c.sessions.get(ck.Value)
+	s, err = c.sessions.find(r.Context(), ck.Value)
+	if err != nil {
+		c.o.Logger.Error("console: read the session", "err", err)
+		http.Error(w, "the console's sessions cannot be read right now; try again", http.StatusServiceUnavailable)
+		return nil, false
+	}
+	return s, true
 }
 
 // sameOrigin reports whether the request's Origin, when it has one, is this host.

@@ -61,6 +61,22 @@ func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error)
 	return t, nil
 }
 
+// TokenByID returns the good token with the id (neither revoked nor expired), or
+// auth.ErrNotFound: what the console's calls in process act as (server.ActAs).
+func (db *DB) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
+	t, err := scanToken(db.pool.QueryRow(ctx, `SELECT `+tokenColumns+` FROM tokens WHERE id = $1 AND revoked IS NULL`, id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, auth.ErrNotFound
+	}
+	if err != nil {
+		return nil, db.wrap("token", err)
+	}
+	if t.Expired(time.Now()) {
+		return nil, auth.ErrNotFound
+	}
+	return t, nil
+}
+
 // Tokens lists every token, revoked ones included, in the order they were created.
 func (db *DB) Tokens(ctx context.Context) ([]*auth.Token, error) {
 	rows, err := db.pool.Query(ctx, `SELECT `+tokenColumns+` FROM tokens ORDER BY seq`)

@@ -31,6 +31,9 @@ type writeStmts struct {
 	journalState                                     *sql.Stmt // upsert: how far the decision journal is indexed
 
 	createToken, revokeToken *sql.Stmt
+
+	pruneConsole, countConsole, evictConsole, createConsole *sql.Stmt
+	useConsole, endConsole                                  *sql.Stmt
 }
 
 func (s *writeStmts) list() []stmtSQL {
@@ -132,6 +135,17 @@ func (s *writeStmts) list() []stmtSQL {
 		{&s.createToken, `INSERT INTO tokens (` + tokenColumns + `)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`},
 		{&s.revokeToken, `UPDATE tokens SET revoked = ? WHERE id = ? AND revoked IS NULL`},
+
+		// The console's sessions (consolesession.Store); ?1-?3 are consoleLive's.
+		{&s.pruneConsole, `DELETE FROM console_sessions WHERE NOT (` + consoleLive + `)`},
+		{&s.countConsole, `SELECT COUNT(*) FROM console_sessions WHERE ended IS NULL`},
+		{&s.evictConsole, `UPDATE console_sessions SET ended = ?1 WHERE id_hash IN (SELECT id_hash
+			FROM console_sessions WHERE ended IS NULL ORDER BY seen, created, id_hash LIMIT ?2)`},
+		{&s.createConsole, `INSERT INTO console_sessions (` + consoleColumns + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`},
+		// Seen never goes back: the instances' clocks may differ a little.
+		{&s.useConsole, `UPDATE console_sessions SET seen = max(seen, ?1) WHERE id_hash = ?4 AND ` + consoleLive + `
+			RETURNING ` + consoleColumns},
+		{&s.endConsole, `UPDATE console_sessions SET ended = ?1 WHERE id_hash = ?2 AND ended IS NULL`},
 	}
 }
 
@@ -147,6 +161,8 @@ type readStmts struct {
 	findStanding             *sql.Stmt
 	runStatus, monthSpend    *sql.Stmt
 	tokenByHash, tokens      *sql.Stmt
+	tokenByID                *sql.Stmt
+	consoleSession           *sql.Stmt
 }
 
 func (s *readStmts) list() []stmtSQL {
@@ -163,6 +179,8 @@ func (s *readStmts) list() []stmtSQL {
 		{&s.monthSpend, `SELECT COALESCE((SELECT usd FROM month_spend WHERE tenant = ? AND month = ?), 0)`},
 		{&s.tokenByHash, `SELECT ` + tokenColumns + ` FROM tokens WHERE hash = ? AND revoked IS NULL`},
 		{&s.tokens, `SELECT ` + tokenColumns + ` FROM tokens ORDER BY created, id`},
+		{&s.tokenByID, `SELECT ` + tokenColumns + ` FROM tokens WHERE id = ? AND revoked IS NULL`},
+		{&s.consoleSession, `SELECT ` + consoleColumns + ` FROM console_sessions WHERE id_hash = ?4 AND ` + consoleLive},
 	}
 }
 

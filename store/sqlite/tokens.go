@@ -69,6 +69,22 @@ func (db *DB) TokenByHash(ctx context.Context, hash string) (*auth.Token, error)
 	return t, nil
 }
 
+// TokenByID returns the good token with the id (neither revoked nor expired), or
+// auth.ErrNotFound: what the console's calls in process act as (server.ActAs).
+func (db *DB) TokenByID(ctx context.Context, id string) (*auth.Token, error) {
+	t, err := scanToken(db.rs.tokenByID.QueryRowContext(ctx, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, auth.ErrNotFound
+	}
+	if err != nil {
+		return nil, db.fail("token by id", err)
+	}
+	if t.Expired(time.Now()) {
+		return nil, auth.ErrNotFound
+	}
+	return t, nil
+}
+
 // Tokens lists every token, revoked ones included, oldest first.
 func (db *DB) Tokens(ctx context.Context) ([]*auth.Token, error) {
 	rows, err := db.rs.tokens.QueryContext(ctx)

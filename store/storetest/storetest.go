@@ -2,7 +2,8 @@
 // approvals (approval.Store), the ledger (budget.Store), the audit trail (audit.Log), bearer
 // tokens (auth.Store), tenants' stored hard blocks (boundary.Store), the instances serving
 // on the store, with the recovery of what a dead one held (instance.Store), and the
-// management plane's stored objects (manage.Store).
+// management plane's stored objects (manage.Store), and the web console's sign-in sessions
+// (consolesession.Store).
 //
 // A store's own tests call [Run] with an [Opener]:
 //
@@ -42,7 +43,10 @@
 //   - ModelSpend of a negative or non-finite amount is budget.ErrInvalid and records nothing.
 //   - audit.Filter: Since is inclusive, Until exclusive; Limit keeps the first events in ID
 //     order; Append ignores the ID the caller set.
-//   - RevokeToken of an unknown token is auth.ErrNotFound; Tokens has no order.
+//   - RevokeToken of an unknown token is auth.ErrNotFound; Tokens has no order. TokenByID
+//     finds what TokenByHash finds, by the id.
+//   - A console session's Seen never goes back (a use by a clock behind keeps it); its token's
+//     expiry is compared with Bounds.Now.
 //   - PutBoundaries keeps the bytes it is given (validating is the caller's); ListBoundaries is
 //     by tenant.
 //   - PutObject keeps the bytes it is given. Objects orders ids bytewise (as Go compares
@@ -79,6 +83,7 @@ import (
 	"github.com/wardenhq/warden/budget"
 	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/manage"
+	"github.com/wardenhq/warden/server/console/consolesession"
 )
 
 // Store is everything a Warden store provides.
@@ -92,6 +97,10 @@ type Store interface {
 	instance.Sessions
 	manage.Store
 	audit.Checkpointer
+	consolesession.Store
+	// TokenByID returns the good token with the id (neither revoked nor expired), or
+	// auth.ErrNotFound.
+	TokenByID(ctx context.Context, id string) (*auth.Token, error)
 	// SetSigner has the store tell s of every event it appends.
 	SetSigner(s *audit.Signer)
 	Ping(context.Context) error
@@ -176,6 +185,10 @@ func Run(t *testing.T, o Opener) {
 		{"Audit/AppendAll", testAuditAppendAll},
 
 		{"Tokens", testTokens},
+
+		{"ConsoleSessions/Lifecycle", testConsoleSessions},
+		{"ConsoleSessions/Bounded", testConsoleSessionsBounded},
+		{"ConsoleSessions/Race", testConsoleSessionsRace},
 
 		{"Boundaries/PutAndGet", testBoundariesPutAndGet},
 		{"Boundaries/Race", testBoundariesRace},

@@ -40,6 +40,20 @@ func testTokens(t *testing.T, o Opener) {
 			t.Errorf("TokenByHash(%s) (-want +got):\n%s", want.ID, diff)
 		}
 	}
+	for _, want := range tokens {
+		got, err := s.TokenByID(ctx, want.ID)
+		if err != nil {
+			t.Fatalf("TokenByID(%s): %v", want.ID, err)
+		}
+		if diff := cmp.Diff(want, got, cmpOpts...); diff != "" {
+			t.Errorf("TokenByID(%s) (-want +got):\n%s", want.ID, diff)
+		}
+	}
+	for _, id := range []string{"tok-unknown", "", "tok-adm"} {
+		if _, err := s.TokenByID(ctx, id); !errors.Is(err, auth.ErrNotFound) {
+			t.Errorf("TokenByID(%q) = %v, want ErrNotFound", id, err)
+		}
+	}
 	for _, hash := range []string{auth.Hash("wdn_unknown"), "", auth.Hash("wdn_admin")[:10]} {
 		if _, err := s.TokenByHash(ctx, hash); !errors.Is(err, auth.ErrNotFound) {
 			t.Errorf("TokenByHash(%q) = %v, want ErrNotFound", hash, err)
@@ -53,6 +67,9 @@ func testTokens(t *testing.T, o Opener) {
 	if _, err := s.TokenByHash(ctx, tokens[1].Hash); !errors.Is(err, auth.ErrNotFound) {
 		t.Errorf("TokenByHash of a revoked token = %v, want ErrNotFound", err)
 	}
+	if _, err := s.TokenByID(ctx, "tok-approver"); !errors.Is(err, auth.ErrNotFound) {
+		t.Errorf("TokenByID of a revoked token = %v, want ErrNotFound", err)
+	}
 	if _, err := s.TokenByHash(ctx, tokens[2].Hash); err != nil {
 		t.Errorf("another token stopped working: %v", err)
 	}
@@ -65,6 +82,9 @@ func testTokens(t *testing.T, o Opener) {
 	tokens = append(tokens, expired)
 	if _, err := s.TokenByHash(ctx, expired.Hash); !errors.Is(err, auth.ErrNotFound) {
 		t.Errorf("TokenByHash of an expired token = %v, want ErrNotFound", err)
+	}
+	if _, err := s.TokenByID(ctx, expired.ID); !errors.Is(err, auth.ErrNotFound) {
+		t.Errorf("TokenByID of an expired token = %v, want ErrNotFound", err)
 	}
 	// the suite's reading: revoking a token that does not exist is ErrNotFound
 	if err := s.RevokeToken(ctx, "tok-404", at(time.Hour)); !errors.Is(err, auth.ErrNotFound) {
