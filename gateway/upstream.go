@@ -44,6 +44,9 @@ type upstream struct {
 	hc *http.Client
 	// lean counts the calls made on the lean hop.
 	lean *atomic.Uint64
+	// openStreams: the upstream kept an event stream open after a call's response (see
+	// drainStream), so the lean hop no longer waits for the end of its streams.
+	openStreams atomic.Bool
 
 	mu      sync.Mutex
 	session *mcp.ClientSession
