@@ -125,6 +125,25 @@ func (db *DB) Journal(ctx context.Context, e *audit.Event) error {
 
 var _ audit.Journaler = (*DB)(nil)
 
+// errNoJournal: Queue was called on a DB that does not journal.
+var errNoJournal = errors.New("queue an audit event: the store has no decision journal")
+
+// Queue takes an event to index with the journal's next batch, without writing it to the
+// journal: it is not durable until indexed (an outcome, whose call's decision is on record
+// already, is queued so, and shares the decisions' transaction instead of a commit of its own).
+// A Query of this DB sees it. Without a journal it fails, and the event is to be appended.
+func (db *DB) Queue(e *audit.Event) error {
+	if db.j == nil {
+		return errNoJournal
+	}
+	return db.j.queue(e)
+}
+
+// WaitQueued returns once everything journaled or queued before it is indexed.
+func (db *DB) WaitQueued(ctx context.Context) error { return db.indexJournal(ctx) }
+
+var _ audit.Queuer = (*DB)(nil)
+
 func (j *journal) append(e *audit.Event) error {
 	if e.Time.IsZero() {
 		return errors.New("journal an audit event: it has no time")
@@ -163,6 +182,37 @@ func (j *journal) append(e *audit.Event) error {
 		return fmt.Errorf("journal an audit event: %w", err)
 	}
 	j.size += int64(n)
+	j.seq++
+	j.pending = append(j.pending, journaled{seq: j.seq, end: j.size, e: &own, row: row})
+	select {
+	case j.wake <- struct{}{}:
+	default:
+	}
+	if len(j.pending) >= maxAppendBatch {
+		j.hurryUp()
+	}
+	return nil
+}
+
+func (j *journal) queue(e *audit.Event) error {
+	if e.Time.IsZero() {
+		return errors.New("queue an audit event: it has no time")
+	}
+	own := *e
+	row, err := newEventRow(&own)
+	if err != nil {
+		return fmt.Errorf("queue an audit event: %w", err)
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	switch {
+	case j.closed:
+		return ErrClosed
+	case j.failed != nil:
+		return fmt.Errorf("queue an audit event: the journal cannot be indexed: %w", j.failed)
+	}
+	// Indexed in order with what was journaled: the journal's position it records is the
+	// one before it, as it has no record of its own.
 	j.seq++
 	j.pending = append(j.pending, journaled{seq: j.seq, end: j.size, e: &own, row: row})
 	select {
