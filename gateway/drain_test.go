@@ -124,21 +124,29 @@ func TestLeanHopReusesAConnectionAfterAnEventStream(t *testing.T) {
 
 // TestLeanHopClosesAStreamTheUpstreamKeepsOpen: an upstream that keeps a call's stream open
 // after the response does not hold the call: it is answered, the stream is closed once the
-// lean hop stops waiting for its end, and the next calls close their streams at once.
+// lean hop stops waiting for its end, and once that has happened drainStrikes times in a row
+// the next calls close their streams at once.
 func TestLeanHopClosesAStreamTheUpstreamKeepsOpen(t *testing.T) {
 	h := newHeldUpstream(t)
 	r := newRig(t, fmt.Appendf(nil, benchPolicy, h.url), nil)
 	cs := r.connect(r.token("default", "person", ""), nil)
-	callHeld(t, cs, h) // its end is never let go
-	<-h.dropped        // closed by the lean hop, which gave up waiting
 	var up *upstream
-	r.gw.upstream.mu.Lock()
-	for _, u := range r.gw.upstream.all {
-		up = u
-	}
-	r.gw.upstream.mu.Unlock()
-	if up == nil || !up.openStreams.Load() {
-		t.Fatal("the upstream is not known to keep its streams open")
+	for i := range drainStrikes {
+		callHeld(t, cs, h) // its end is never let go
+		<-h.dropped        // closed by the lean hop, which gave up waiting
+		if i == 0 {
+			r.gw.upstream.mu.Lock()
+			for _, u := range r.gw.upstream.all {
+				up = u
+			}
+			r.gw.upstream.mu.Unlock()
+		}
+		if up == nil {
+			t.Fatal("no upstream")
+		}
+		if got, want := up.openStreams.Load(), i == drainStrikes-1; got != want {
+			t.Fatalf("after %d streams kept open: known to keep them open %v, want %v", i+1, got, want)
+		}
 	}
 	for range 3 {
 		callHeld(t, cs, h)

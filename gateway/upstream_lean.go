@@ -140,27 +140,36 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 // reuses a connection only when its response was read to the end: closed before, the
 // connection is closed with it, and the next call dials again (a call in ten did, at one client
 // in BenchmarkToolsCall). So drainStream reads the rest of the stream in the background, for
-// at most drainFor and drainBytes, and then closes it. An upstream whose stream outlasts that
-// bound is one that keeps its streams open: from then on, its streams are closed at once after
-// the response (upstream.openStreams), as they were before.
+// at most drainFor and drainBytes, and then closes it. An upstream whose streams outlast that
+// bound drainStrikes times in a row (once could be a slow moment of a loaded machine) is one
+// that keeps its streams open: from then on, its streams are closed at once after the
+// response (upstream.openStreams), as they were before.
 const (
-	drainFor   = 250 * time.Millisecond
-	drainBytes = 64 << 10
+	drainFor     = 250 * time.Millisecond
+	drainBytes   = 64 << 10
+	drainStrikes = 3
 )
 
 // drainStream reads body to its end (within drainFor and drainBytes), closes it, and ends its
 // request's context with stop.
 func (u *upstream) drainStream(body io.ReadCloser, stop context.CancelCauseFunc) {
+	var late atomic.Bool
 	t := time.AfterFunc(drainFor, func() {
-		u.openStreams.Store(true)
+		late.Store(true)
+		if u.drainTimeouts.Add(1) >= drainStrikes {
+			u.openStreams.Store(true)
+		}
 		stop(errDrainTimeout)
 	})
 	// A stream that breaks is closed as one that ends: only its length or the time says the
 	// upstream keeps streams open.
 	n, _ := io.Copy(io.Discard, io.LimitReader(body, drainBytes))
 	t.Stop()
-	if n == drainBytes {
+	switch {
+	case n == drainBytes:
 		u.openStreams.Store(true)
+	case !late.Load():
+		u.drainTimeouts.Store(0)
 	}
 	body.Close()
 	stop(nil)
