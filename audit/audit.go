@@ -164,6 +164,17 @@ type Journaler interface {
 	Journal(ctx context.Context, e *Event) error
 }
 
+// Queuer is implemented by logs that can index an event together with the next events they
+// index (the SQLite store's decision journal, in one transaction with the decisions of the
+// moment): Queue returns at once, before the event is durable; if the process dies first the
+// event is lost. A Query of the same log sees it. Queue fails when the log cannot take the event
+// so (it has no journal, or the journal cannot be indexed); then the event is to be appended.
+// WaitQueued returns once everything queued before it is indexed.
+type Queuer interface {
+	Queue(e *Event) error
+	WaitQueued(ctx context.Context) error
+}
+
 // Batcher is implemented by logs that can append several events in one commit, which is
 // cheaper than one commit each. AppendAll is all or nothing, and sets each event's ID.
 type Batcher interface {

@@ -12,8 +12,11 @@ import (
 // The decision to run a call is appended to the audit trail, durably, before the call runs: a
 // decision that cannot be recorded is not executed. Its outcome is recorded after, by a writer
 // of its own, so that a call does not wait for a second commit: outcomes that arrive together
-// are written in one commit (when the log can batch). If the process dies, an outcome still
-// queued is lost, never a decision; Sync waits for the queue, Close drains it.
+// are written in one commit (when the log can batch). A log that queues (audit.Queuer: the
+// SQLite store's decision journal) takes the outcome into the transaction that indexes the
+// decisions of the moment instead, and the writer is not used: one commit where there were
+// two. If the process dies, an outcome still queued is lost, never a decision; Sync waits for
+// the queue, Close drains it.
 
 // outcomeQueue is how many outcomes may wait to be written before calls wait for the writer.
 const outcomeQueue = 4096
@@ -27,6 +30,7 @@ const (
 
 type outcomeWriter struct {
 	log     audit.Log
+	queue   audit.Queuer // the log, when it queues
 	logger  *slog.Logger
 	ch      chan *audit.Event
 	mu      sync.Mutex
@@ -38,13 +42,18 @@ type outcomeWriter struct {
 
 func newOutcomeWriter(log audit.Log, logger *slog.Logger) *outcomeWriter {
 	w := &outcomeWriter{log: log, logger: logger, ch: make(chan *audit.Event, outcomeQueue), done: make(chan struct{})}
+	w.queue, _ = log.(audit.Queuer)
 	w.cond = sync.NewCond(&w.mu)
 	go w.run()
 	return w
 }
 
-// add queues an outcome; after Close it is written at once instead.
+// add queues an outcome (in the log, when it queues); after Close it is written at once
+// instead.
 func (w *outcomeWriter) add(ctx context.Context, e *audit.Event) error {
+	if w.queue != nil && w.queue.Queue(e) == nil {
+		return nil
+	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
@@ -115,6 +124,14 @@ func (w *outcomeWriter) write(batch []*audit.Event) {
 
 // sync waits until every outcome queued before it was called has been written, or ctx ends.
 func (w *outcomeWriter) sync(ctx context.Context) error {
+	if err := w.syncOwn(ctx); err != nil || w.queue == nil {
+		return err
+	}
+	return w.queue.WaitQueued(ctx)
+}
+
+// syncOwn waits for the writer's own queue.
+func (w *outcomeWriter) syncOwn(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() {
 		w.mu.Lock()
 		w.cond.Broadcast()

@@ -44,6 +44,11 @@ type upstream struct {
 	hc *http.Client
 	// lean counts the calls made on the lean hop.
 	lean *atomic.Uint64
+	// openStreams: the upstream kept its event streams open after a call's response (see
+	// drainStream), so the lean hop no longer waits for the end of its streams; drainTimeouts
+	// counts the streams in a row that outlasted the wait.
+	openStreams   atomic.Bool
+	drainTimeouts atomic.Int32
 
 	mu      sync.Mutex
 	session *mcp.ClientSession

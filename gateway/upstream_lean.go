@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -73,11 +74,26 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 		return nil, fmt.Errorf("the call's arguments cannot be encoded: %w", err)
 	}
 	defer finish()
-	resp, err := u.leanPost(ctx, cs, version, body, n)
+	// The request runs on a context of its own, which the caller's ending cancels until the
+	// answer is in: after it, the rest of an event stream is read in the background (see
+	// drainStream), which the caller's context, ended by then, must not cut short.
+	reqCtx, stop := context.WithCancelCause(context.WithoutCancel(ctx))
+	unlink := context.AfterFunc(ctx, func() { stop(context.Cause(ctx)) })
+	resp, err := u.leanPost(reqCtx, cs, version, body, n)
 	if err != nil {
+		unlink()
+		stop(nil)
 		return nil, err
 	}
-	defer resp.Body.Close()
+	drain := false
+	defer func() {
+		if drain && unlink() {
+			go u.drainStream(resp.Body, stop)
+			return
+		}
+		resp.Body.Close()
+		stop(nil)
+	}()
 	answered := false
 	defer func() {
 		if !answered && ctx.Err() != nil {
@@ -105,6 +121,7 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 		}
 	case "text/event-stream":
 		msg, err = u.leanStream(ctx, cs, version, id, resp.Body)
+		drain = err == nil && !u.openStreams.Load()
 	default:
 		return nil, fmt.Errorf("the upstream answered with content type %q, not JSON or an event stream", media)
 	}
@@ -117,6 +134,49 @@ func (u *upstream) leanCall(ctx context.Context, cs *mcp.ClientSession, version,
 	}
 	return res, err
 }
+
+// An upstream that answers a call with an event stream ends the stream after its response, a
+// moment later (the end of the chunked body comes in a write of its own). The HTTP client
+// reuses a connection only when its response was read to the end: closed before, the
+// connection is closed with it, and the next call dials again (a call in ten did, at one client
+// in BenchmarkToolsCall). So drainStream reads the rest of the stream in the background, for
+// at most drainFor and drainBytes, and then closes it. An upstream whose streams outlast that
+// bound drainStrikes times in a row (once could be a slow moment of a loaded machine) is one
+// that keeps its streams open: from then on, its streams are closed at once after the
+// response (upstream.openStreams), as they were before.
+const (
+	drainFor     = 250 * time.Millisecond
+	drainBytes   = 64 << 10
+	drainStrikes = 3
+)
+
+// drainStream reads body to its end (within drainFor and drainBytes), closes it, and ends its
+// request's context with stop.
+func (u *upstream) drainStream(body io.ReadCloser, stop context.CancelCauseFunc) {
+	var late atomic.Bool
+	t := time.AfterFunc(drainFor, func() {
+		late.Store(true)
+		if u.drainTimeouts.Add(1) >= drainStrikes {
+			u.openStreams.Store(true)
+		}
+		stop(errDrainTimeout)
+	})
+	// A stream that breaks is closed as one that ends: only its length or the time says the
+	// upstream keeps streams open.
+	n, _ := io.Copy(io.Discard, io.LimitReader(body, drainBytes))
+	t.Stop()
+	switch {
+	case n == drainBytes:
+		u.openStreams.Store(true)
+	case !late.Load():
+		u.drainTimeouts.Store(0)
+	}
+	body.Close()
+	stop(nil)
+}
+
+// errDrainTimeout ends a stream drainStream waited on for too long.
+var errDrainTimeout = errors.New("the upstream kept its event stream open after the response")
 
 // leanPost sends one JSON-RPC message on cs's session.
 func (u *upstream) leanPost(ctx context.Context, cs *mcp.ClientSession, version string, body io.Reader, n int64) (*http.Response, error) {

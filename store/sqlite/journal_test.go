@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -197,5 +198,56 @@ func TestJournalReadsItsOwnWrites(t *testing.T) {
 	defer db.Close()
 	if got := calls(t, db); len(got) != 400 {
 		t.Errorf("%d events after reopening, want 400", len(got))
+	}
+}
+
+// TestJournalQueuesEventsWithItsBatches: an event queued (an outcome) is indexed in order with
+// what was journaled around it, without a record in the journal: a Query sees it, WaitQueued
+// waits for it, a crash would lose it, and a store without a journal refuses to queue.
+func TestJournalQueuesEventsWithItsBatches(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "warden.db")
+	db := openJournaled(t, path, true)
+	for i := range 6 {
+		e := journalEvent(i)
+		var err error
+		if i%2 == 1 {
+			e.Kind = audit.KindOutcome
+			err = db.Queue(e)
+		} else {
+			err = db.Journal(t.Context(), e)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.WaitQueued(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"call-0", "call-1", "call-2", "call-3", "call-4", "call-5"}
+	if got := calls(t, db); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("the trail: %v, want %v", got, want)
+	}
+	// The journal holds the three decisions, and no queued event.
+	data, err := os.ReadFile(JournalPath(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	records := 0
+	for off := journalHeader; off+8 <= len(data); records++ {
+		off += 8 + int(binary.BigEndian.Uint32(data[off:]))
+	}
+	if records != 3 {
+		t.Errorf("the journal holds %d records, want the 3 decisions", records)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Queue(journalEvent(9)); err == nil {
+		t.Error("a closed journal took an event")
+	}
+	plain := openJournaled(t, filepath.Join(t.TempDir(), "plain.db"), false)
+	defer plain.Close()
+	if err := plain.Queue(journalEvent(7)); err == nil {
+		t.Error("a store without a journal took an event to queue")
 	}
 }
