@@ -48,6 +48,10 @@ type Run struct {
 	// Instance is the process (instance.Instance) that holds the run; "" for a run started by
 	// an embedder without one, which recovery never ends.
 	Instance string
+	// Shared: the run belongs to a session kept in the store, which any instance may serve.
+	// It carries no instance, so that the death of the one that started it does not end it;
+	// it ends with its session (ended, or expired by whichever instance finds it idle).
+	Shared bool
 }
 
 // ReservationState is where a reservation is in its life.

@@ -48,7 +48,7 @@ func (g *Gate) StartRun(ctx context.Context, s *Session) error {
 	}
 	sf := s.Review.Surface
 	now := g.clock.Now()
-	if s.Run.Instance == "" {
+	if s.Run.Instance == "" && !s.Run.Shared {
 		s.Run.Instance = g.instance
 	}
 	e := audit.Event{Time: now, Kind: audit.KindRun, Tenant: s.Run.Tenant, Session: s.Review.ID,
@@ -201,3 +201,16 @@ func (g *Gate) ModelSpend(ctx context.Context, s *Session, usd float64) error {
 
 // stop makes the session refuse every further call, saying why.
 func (g *Gate) stop(s *Session, why string) { s.stopped().CompareAndSwap(nil, &why) }
+
+// EndRunOf ends a run that no live gate session holds here: the run of a session kept in the
+// store that another instance served, ended by whichever instance finds it ended or idle. It is
+// recorded as EndRun records it.
+func (g *Gate) EndRunOf(ctx context.Context, r *budget.Run, session, principal string) error {
+	now := g.clock.Now()
+	if err := g.ledger.EndRun(ctx, r.ID, now); err != nil {
+		return err
+	}
+	e := audit.Event{Time: now, Kind: audit.KindRun, Tenant: r.Tenant, Session: session,
+		Principal: principal, Profile: r.Profile, Run: r.ID, Outcome: "ended"}
+	return g.log.Append(ctx, &e)
+}

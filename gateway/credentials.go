@@ -9,6 +9,7 @@ import (
 
 	"github.com/wardenhq/warden/action"
 	"github.com/wardenhq/warden/auth"
+	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/secret"
 	"github.com/wardenhq/warden/surface"
@@ -125,6 +126,14 @@ func (s *session) spawn(ctx context.Context, a *action.Action) (map[string]any, 
 		tok.Profile = pr.ID
 	}
 	c := &child{token: tok, hash: hash, parent: s, profile: profile, root: root}
+	if id := s.mcpID.Load(); id != nil && s.g.shared() {
+		// Kept in the store (its hash, never the secret), so that the subagent may connect to
+		// any instance while this session lives.
+		if err := s.g.o.Sessions.PutChild(ctx, &instance.Child{Hash: hash, Token: tok.ID, Parent: *id, Tenant: tok.Tenant,
+			Role: tok.SessionRole, Profile: tok.Profile, Name: tok.Name, Spawned: profile, Root: root, Created: tok.Created}); err != nil {
+			return nil, fmt.Errorf("the subagent's token cannot be recorded: %w", err)
+		}
+	}
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()

@@ -36,6 +36,7 @@ import (
 	"github.com/wardenhq/warden/boundary"
 	"github.com/wardenhq/warden/egress"
 	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
@@ -118,6 +119,15 @@ type Options struct {
 	// time.Now. Tests set it so that a minute passes without sleeping.
 	Now func() time.Time
 
+	// Sessions, when set, keeps the MCP sessions in the store the instances share, so that
+	// any instance serves any session (a request naming a session this instance does not hold
+	// builds it again from its record), and a restarted instance serves the sessions it had.
+	// Nil: a session lives in this instance's memory and ends with it.
+	Sessions instance.Sessions
+	// Instance is this process's instance id (package instance), recorded on the sessions it
+	// opens.
+	Instance string
+
 	// sdkOnly sends every call through the SDK's server and client instead of the lean path
 	// and hop (tests compare the two with it).
 	sdkOnly bool
@@ -135,6 +145,12 @@ type Gateway struct {
 	byMCP    map[string]string   // MCP session id → the token id that opened it
 	children map[string]*child   // subagent tokens, by hash: alive while their parent is
 	stdio    atomic.Bool
+	// sdk is the SDK's streamable HTTP handler, which serves every session's MCP messages.
+	sdk http.Handler
+	// adopting are the sessions being built again from their records, by MCP session id
+	// (shared.go); stopKeep ends their upkeep.
+	adopting map[string]*adoption
+	stopKeep func()
 	pins     onceSet    // the pin mismatches recorded, once each
 	hints    onceSet    // the understated effects warned of, once each
 	tokens   tokenCache // good agent tokens, for Options.TokenTTL
@@ -230,7 +246,13 @@ func New(o Options) (*Gateway, error) {
 	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
 		tokens: tokenCache{ttl: o.TokenTTL}, perToken: map[string]int{}, perTenant: map[string]int{},
 		perRole: map[roleTenant]int{}, opened: map[roleTenant][]time.Time{},
-		flight: &inFlight{b: o.Bounds, calls: map[string]int{}}}
+		flight: &inFlight{b: o.Bounds, calls: map[string]int{}}, adopting: map[string]*adoption{}}
+	g.sdk = mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
+		if s, _ := r.Context().Value(sessionKey).(*session); s != nil {
+			return s.server
+		}
+		return lobby
+	}, &mcp.StreamableHTTPOptions{Logger: g.logger, MaxRequestBodyBytes: maxBody})
 	snap := newSnapshot(o.Policy, o.Env)
 	if snap.rulesErr != nil {
 		return nil, fmt.Errorf("gateway: the policy's hard blocks: %w", snap.rulesErr)
@@ -262,6 +284,19 @@ func New(o Options) (*Gateway, error) {
 	g.upstream.sandbox = connectorSandbox{checker: g.checker, native: o.Native.Sandbox, workspaces: o.Workspaces,
 		refused: g.connectorEgressRefused, rules: g.rules, enforced: g.connectorEnforced}
 	g.sampler = newRefusalSampler(g, o.Bounds)
+	if g.shared() {
+		every := touchEvery
+		if d := g.o.IdleTimeout; d > 0 && d/4 < every {
+			every = d / 4
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		g.stopKeep = func() { cancel(); <-done }
+		go func() {
+			defer close(done)
+			g.keepShared(ctx, every)
+		}()
+	}
 	return g, nil
 }
 
@@ -319,8 +354,11 @@ func (g *Gateway) resourceUpdated(p *mcp.ResourceUpdatedNotificationParams) {
 
 // Close ends every session and upstream.
 func (g *Gateway) Close() {
+	if g.stopKeep != nil {
+		g.stopKeep()
+	}
 	for _, s := range g.live() {
-		s.end(context.Background())
+		s.drop(context.Background(), errShuttingDown)
 	}
 	g.upstream.closeAll()
 	if g.stopRevocations != nil {
@@ -354,12 +392,6 @@ const (
 // request refused before a tool runs (no token, a request too large or malformed, an unknown
 // method, another token's session...) is answered with a JSON-RPC error and recorded.
 func (g *Gateway) Handler() http.Handler {
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		if s, _ := r.Context().Value(sessionKey).(*session); s != nil {
-			return s.server
-		}
-		return lobby
-	}, &mcp.StreamableHTTPOptions{Logger: g.logger, MaxRequestBodyBytes: maxBody})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		tok, err := g.authenticate(r)
 		if err != nil {
@@ -413,6 +445,20 @@ func (g *Gateway) Handler() http.Handler {
 				return
 			}
 		}
+		if id != "" && !known && g.shared() {
+			// A session this instance does not hold may be one another opened: built again
+			// here from its record.
+			switch _, err := g.adopt(ctx, id, tok); {
+			case err == nil:
+				known = true
+			case errors.Is(err, errUnknownSession):
+			default:
+				g.logger.Warn("a session could not be resumed", "mcpSession", id, "err", err)
+				g.refuse(w, r, tok, rejection{status: http.StatusServiceUnavailable, rpc: codeRefused, code: "session_unavailable",
+					msg: err.Error(), id: onlyID(msgs)})
+				return
+			}
+		}
 		if id != "" && !known {
 			// A session Warden does not hold: it has ended, or never was. Refused here, not
 			// left to the SDK, which may still hold an ended session for a moment (its close
@@ -421,6 +467,15 @@ func (g *Gateway) Handler() http.Handler {
 			g.refuse(w, r, tok, rejection{status: http.StatusNotFound, rpc: codeRefused, code: "unknown_session",
 				msg: "session not found: it has ended, or never existed", id: onlyID(msgs)})
 			return
+		}
+		if id != "" && g.shared() && slices.ContainsFunc(msgs, isInitialized) {
+			// Recorded before the SDK hears it, so that an instance building the session again
+			// from now on knows the client is initialized.
+			if _, err := g.o.Sessions.TouchSession(ctx, id, g.o.Gate.Now(), true); err != nil {
+				g.refuse(w, r, tok, rejection{status: http.StatusServiceUnavailable, rpc: codeRefused, code: "session_unavailable",
+					msg: "the session's state cannot be recorded: " + err.Error()})
+				return
+			}
 		}
 		initialize := slices.ContainsFunc(msgs, func(m *jsonrpc.Request) bool { return m.Method == "initialize" })
 		if id == "" && r.Method == http.MethodPost && !initialize &&
@@ -446,7 +501,7 @@ func (g *Gateway) Handler() http.Handler {
 				var s *session
 				if s, err = g.open(ctx, tok, rt); err == nil {
 					ctx = context.WithValue(ctx, sessionKey, s)
-					w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s}
+					w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s, ctx: ctx, init: initParams(msgs), id: onlyID(msgs)}
 				}
 			}
 			if err != nil {
@@ -465,6 +520,10 @@ func (g *Gateway) Handler() http.Handler {
 			r.Header.Del(requestHeader)
 		}
 		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodPost {
+			s.active.Store(true)
+			if !s.ready.Load() && id != "" && g.shared() && !slices.ContainsFunc(msgs, isInitialized) {
+				g.catchUp(ctx, s, id)
+			}
 			s.enter()
 			defer s.leave()
 			s.cancelLean(msgs)
@@ -476,7 +535,7 @@ func (g *Gateway) Handler() http.Handler {
 				}
 			}
 		}
-		mcpHandler.ServeHTTP(held, r.WithContext(ctx))
+		g.sdk.ServeHTTP(held, r.WithContext(ctx))
 		held.finish(g, r, tok, msgs)
 	})
 }
@@ -915,15 +974,25 @@ type sessionRecorder struct {
 	token   string
 	session *session
 	done    bool
+	// ctx and init are the request's, for the session's record in the store (shared.go);
+	// failed: it could not be written, and the client is told so instead of the SDK's answer.
+	ctx    context.Context
+	init   json.RawMessage
+	id     jsonrpc.ID
+	failed bool
 }
 
 func (r *sessionRecorder) WriteHeader(code int) {
-	r.record()
+	if r.record(); r.failed {
+		return
+	}
 	r.ResponseWriter.WriteHeader(code)
 }
 
 func (r *sessionRecorder) Write(b []byte) (int, error) {
-	r.record()
+	if r.record(); r.failed {
+		return len(b), nil
+	}
 	return r.ResponseWriter.Write(b)
 }
 
@@ -939,6 +1008,18 @@ func (r *sessionRecorder) record() {
 	}
 	r.done = true
 	if id := r.Header().Get("Mcp-Session-Id"); id != "" {
+		if r.g.shared() {
+			// Recorded before the client learns the id, so that its next request, wherever
+			// it lands, finds the session.
+			if err := r.g.recordOpened(r.ctx, r.session, id, r.init); err != nil {
+				r.failed = true
+				r.Header().Del("Mcp-Session-Id")
+				answer(r.ResponseWriter, rejection{status: http.StatusServiceUnavailable, rpc: codeRefused, code: "session_unavailable",
+					msg: "the session cannot be recorded in the store: " + err.Error(), id: r.id})
+				go r.session.end(context.Background())
+				return
+			}
+		}
 		if gs := r.session.gs.Load(); gs != nil && gs.Run != nil {
 			r.Header().Set(RunHeader, gs.Run.ID)
 		}
@@ -975,6 +1056,10 @@ func (g *Gateway) tokenFor(ctx context.Context, secret string) (*auth.Token, err
 		return c.token, nil
 	}
 	tok, err := g.tokens.lookup(ctx, g.o.Store, hash)
+	if errors.Is(err, auth.ErrNotFound) && g.shared() {
+		// A subagent's token its parent session made on another instance.
+		return g.storedChild(ctx, hash)
+	}
 	if errors.Is(err, auth.ErrNotFound) {
 		return nil, errTokenInvalid
 	}

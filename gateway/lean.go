@@ -333,9 +333,9 @@ func (s *session) idle() {
 	if busy {
 		return // a request came in as the timer fired
 	}
+	// Kept in the store, the session lives on for the other instances: only this copy ends.
+	s.drop(context.Background(), errIdle)
 	if ss := s.ss.Load(); ss != nil {
-		_ = ss.Close() // its end ends the session (see middleware)
-		return
+		_ = ss.Close()
 	}
-	s.end(context.Background())
 }

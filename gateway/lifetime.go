@@ -122,9 +122,11 @@ func (s *session) cancelWaiting(why error) {
 	}
 }
 
-// endAndClose ends the session and closes its MCP session, which ends its stream.
+// endAndClose ends the session here and closes its MCP session, which ends its stream. A
+// session kept in the store lives on (drop): another instance, or this one started again,
+// serves its next request.
 func (s *session) endAndClose(ctx context.Context, why error) {
-	s.endFor(ctx, why)
+	s.drop(ctx, why)
 	if ss := s.ss.Load(); ss != nil {
 		_ = ss.Close()
 	}

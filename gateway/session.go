@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,6 +21,7 @@ import (
 	"github.com/wardenhq/warden/audit"
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/gate"
+	"github.com/wardenhq/warden/instance"
 	"github.com/wardenhq/warden/native"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/review"
@@ -79,6 +81,12 @@ type session struct {
 	counted bool
 	// role is the role and tenant admitRole counted the session under (zero: none).
 	role roleTenant
+
+	// Shared sessions (shared.go). presetMCP is the MCP session id of a session built again
+	// here from its record (the SDK's session gets it: GetSessionID); active is set by every
+	// request and cleared when the sweep marks the session used in the store.
+	presetMCP string
+	active    atomic.Bool
 }
 
 // An entry is one tool a session lists: Warden's own, or an upstream's.
@@ -115,7 +123,16 @@ type waiter struct {
 // open starts a session for a token: its surface (refused if the role's invariants would be
 // broken), its run (refused at the run limits), its workspace and its tools.
 func (g *Gateway) open(ctx context.Context, tok *auth.Token, rt route) (_ *session, err error) {
+	return g.openAs(ctx, tok, rt, nil)
+}
+
+// openAs opens a session, or, given its record (rec), builds again here a session kept in the
+// store: same Warden id, same run (not started again), its MCP id preset for the SDK.
+func (g *Gateway) openAs(ctx context.Context, tok *auth.Token, rt route, rec *instance.Session) (_ *session, err error) {
 	s := &session{g: g, id: newID(), token: tok, route: rt, tools: map[string]*entry{}, extras: map[string]*extra{}, waiting: map[string]*waiter{}}
+	if rec != nil {
+		s.id, s.presetMCP = rec.Warden, rec.ID
+	}
 	s.life, s.stop = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	for _, c := range g.children {
@@ -152,8 +169,19 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token, rt route) (_ *sessi
 	if err != nil {
 		return nil, err
 	}
-	gs := &gate.Session{Review: rs, Principal: principal(tok), Run: gate.RunFor(sf, "run-"+s.id, s.id, g.o.Gate.Now())}
-	if gs.Run != nil {
+	started := g.o.Gate.Now()
+	if rec != nil {
+		started = rec.Opened
+	}
+	gs := &gate.Session{Review: rs, Principal: principal(tok), Run: gate.RunFor(sf, "run-"+s.id, s.id, started)}
+	switch {
+	case gs.Run == nil:
+	case rec != nil && rec.Run == "":
+		gs.Run = nil // the session ran no profile when it was opened
+	case rec != nil:
+		gs.Run.ID, gs.Run.Shared = rec.Run, true // started when the session was opened
+	default:
+		gs.Run.Shared = g.shared()
 		if err := g.o.Gate.StartRun(ctx, gs); err != nil {
 			return nil, err
 		}
@@ -177,7 +205,13 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token, rt route) (_ *sessi
 			Prompts:   &mcp.PromptCapabilities{ListChanged: true},
 		},
 		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { s.ready.Store(true) },
-		SubscribeHandler:   func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
+		GetSessionID: func() string {
+			if s.presetMCP != "" {
+				return s.presetMCP
+			}
+			return rand.Text()
+		},
+		SubscribeHandler: func(ctx context.Context, r *mcp.SubscribeRequest) error { return s.subscribe(ctx, r.Params.URI, true) },
 		UnsubscribeHandler: func(ctx context.Context, r *mcp.UnsubscribeRequest) error {
 			return s.subscribe(ctx, r.Params.URI, false)
 		},
@@ -200,6 +234,9 @@ func (g *Gateway) open(ctx context.Context, tok *auth.Token, rt route) (_ *sessi
 		return nil, err
 	}
 	ro, why := sf.ReadOnly()
+	if rec != nil {
+		return s, nil
+	}
 	g.logger.Info("session opened", "session", s.id, "tenant", sf.Tenant().ID, "role", sf.Role().ID,
 		"principal", gs.Principal, "tools", len(s.tools), "harness", sf.Harness().ID, "model", sf.Model(), "readOnly", ro, "why", why)
 	return s, nil
@@ -1055,12 +1092,32 @@ func (s *session) resolveBindings(ctx context.Context, field string, raw any) (m
 	}
 	values, err := s.secrets.Resolve(handles)
 	if err != nil {
-		return nil, err
+		return nil, s.unresolved(field, handles, err)
 	}
 	for k, v := range values {
 		env[k] = v.Reveal()
 	}
 	return env, nil
+}
+
+// unresolved names the first handle (by variable name) that could not be resolved, and says
+// why in words a client can act on: a session served by several instances resolves only the
+// handles this instance issued (protected values are never stored).
+func (s *session) unresolved(field string, handles map[string]string, err error) error {
+	for _, k := range slices.Sorted(maps.Keys(handles)) {
+		h := handles[k]
+		_, herr := s.secrets.Resolve(map[string]string{k: h})
+		if herr == nil {
+			continue
+		}
+		if s.g.shared() && (errors.Is(herr, secret.ErrForeignHandle) || errors.Is(herr, secret.ErrUnknownHandle)) {
+			return fmt.Errorf("%s.%s: the protected handle %s is not held by this instance of Warden: protected values live only "+
+				"in the memory of the instance that issued them (never in the store), and this session's requests reach other "+
+				"instances, or the one that issued it has stopped; fetch the value again to get a handle this instance holds: %w", field, k, h, herr)
+		}
+		return fmt.Errorf("%s.%s: %s: %w", field, k, h, herr)
+	}
+	return err
 }
 
 // toResult decodes a result map into the SDK's type.
@@ -1236,7 +1293,22 @@ func (s *session) elicit(ss *mcp.ServerSession, c *approval.Card) {
 func (s *session) end(ctx context.Context) { s.endFor(ctx, errSessionEnded) }
 
 // endFor ends the session, its calls ending with why.
-func (s *session) endFor(ctx context.Context, why error) {
+func (s *session) endFor(ctx context.Context, why error) { s.finish(ctx, why, true) }
+
+// drop ends this instance's copy of a session kept in the store (shared.go), its calls here
+// ending with why, and leaves the session, its run and its subagents' tokens to the others. A
+// session not kept in the store has no other copy: drop ends it.
+func (s *session) drop(ctx context.Context, why error) { s.finish(ctx, why, !s.g.shared()) }
+
+// busy reports whether a request of the session is being served here.
+func (s *session) busy() bool {
+	s.idleMu.Lock()
+	defer s.idleMu.Unlock()
+	return s.idleRefs > 0
+}
+
+// finish ends the session here; global ends it everywhere (its record, its run).
+func (s *session) finish(ctx context.Context, why error, global bool) {
 	s.mu.Lock()
 	if s.ended {
 		s.mu.Unlock()
@@ -1269,14 +1341,20 @@ func (s *session) endFor(ctx context.Context, why error) {
 	}
 	g.mu.Unlock()
 	for _, k := range kidSessions {
-		k.end(ctx)
+		k.finish(ctx, why, global)
 		if ss := k.ss.Load(); ss != nil {
 			_ = ss.Close()
 		}
 	}
 	s.unsubscribeAll(context.WithoutCancel(ctx))
 	s.closeNet()
-	s.endRun(ctx)
+	switch {
+	case !global:
+	case !g.shared():
+		s.endRun(ctx)
+	case g.endStored(ctx, s, why):
+		s.endRun(ctx) // this instance ended the session: its run is this instance's to end
+	}
 	if s.secrets != nil {
 		s.secrets.Forget()
 	}

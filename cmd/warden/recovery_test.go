@@ -107,14 +107,25 @@ func startServe(t *testing.T, args ...string) *serveProc {
 // initialize opens an MCP session with the token and returns the HTTP status and body.
 func (s *serveProc) initialize(t *testing.T, token string) (int, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(
-		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`))
+	code, body, _ := s.post(t, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	return code, body
+}
+
+// post sends one MCP POST (on session id, unless ""), and returns the HTTP status, the body
+// and the session id the answer names.
+func (s *serveProc) post(t *testing.T, token, id, body string) (int, string, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.base+"/mcp", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
+	if id != "" {
+		req.Header.Set("Mcp-Session-Id", id)
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("initialize: %v", err)
+		t.Fatalf("POST: %v", err)
 	}
 	defer resp.Body.Close()
 	var b strings.Builder
@@ -122,13 +133,15 @@ func (s *serveProc) initialize(t *testing.T, token string) (int, string) {
 	for sc.Scan() && b.Len() < 4096 {
 		b.WriteString(sc.Text())
 	}
-	return resp.StatusCode, b.String()
+	return resp.StatusCode, b.String(), resp.Header.Get("Mcp-Session-Id")
 }
 
 // recoveryAfterKill: a profile at maxConcurrentRuns: 1 holds its run through a session, the
-// process is killed with SIGKILL, and a process started again on the same store frees the run
-// once the dead one's heartbeat is stale, so a new session of the profile opens. Before
-// instances, the run stayed live for good ("1 live runs of 1").
+// process is killed with SIGKILL, and a process started again on the same store serves that
+// session on (the session and its run are the store's, not the process's); a new session of
+// the profile waits until that one ends, here by idling out, which the new process notices and
+// records, freeing the run. Before sessions were kept in the store, the kill ended the session
+// and recovery freed its run; before instances, the run stayed live for good.
 func recoveryAfterKill(t *testing.T, storeArgs []string, runEvents func() []*audit.Event) {
 	stdout, stderr, code := run(t, append([]string{"token", "create", "-c", scout, "--tenant", "acme",
 		"--role", "goal_reviewer", "--profile", "goal_reviewer", "--create"}, storeArgs...)...)
@@ -138,13 +151,18 @@ func recoveryAfterKill(t *testing.T, storeArgs []string, runEvents func() []*aud
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	token := lines[len(lines)-1]
 
-	args := append([]string{"-c", scout, "--workspaces", filepath.Join(t.TempDir(), "ws"), "--heartbeat", "100ms"}, storeArgs...)
+	args := append([]string{"-c", scout, "--workspaces", filepath.Join(t.TempDir(), "ws"), "--heartbeat", "100ms", "--idle-timeout", "2s"}, storeArgs...)
 	first := startServe(t, args...)
-	if code, body := first.initialize(t, token); code != http.StatusOK {
+	code, body, id := first.post(t, token, "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	if code != http.StatusOK || id == "" {
 		t.Fatalf("the first session: HTTP %d %s\n%s", code, body, first.out.String())
 	}
+	runID := regexp.MustCompile(`run-[0-9a-f]+`).FindString(body)
 	if code, body := first.initialize(t, token); code == http.StatusOK || !strings.Contains(body, "live runs") {
 		t.Fatalf("a second session beside the first: HTTP %d %s; want it refused for the profile's one live run", code, body)
+	}
+	if code, body, _ := first.post(t, token, id, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: HTTP %d %s", code, body)
 	}
 	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
@@ -152,6 +170,10 @@ func recoveryAfterKill(t *testing.T, storeArgs []string, runEvents func() []*aud
 	_ = first.cmd.Wait()
 
 	second := startServe(t, args...)
+	// The client carries on: its session, opened by the killed process, is served by the new one.
+	if code, body, _ := second.post(t, token, id, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Fatalf("the session after the restart: HTTP %d %s\n%s", code, body, second.out.String())
+	}
 	deadline := time.Now().Add(time.Minute)
 	for {
 		code, body := second.initialize(t, token)
@@ -159,12 +181,15 @@ func recoveryAfterKill(t *testing.T, storeArgs []string, runEvents func() []*aud
 			break
 		}
 		if !strings.Contains(body, "live runs") {
-			t.Fatalf("after the restart: HTTP %d %s; want the live-run refusal until recovery, then a session", code, body)
+			t.Fatalf("after the restart: HTTP %d %s; want the live-run refusal until the first session idles out, then a session", code, body)
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the killed process's run was not freed within a minute of the restart: HTTP %d %s\n%s", code, body, second.out.String())
+			t.Fatalf("the idle session's run was not freed within a minute: HTTP %d %s\n%s", code, body, second.out.String())
 		}
 		time.Sleep(20 * time.Millisecond) // polling the server's answer, not waiting for it
+	}
+	if code, body, _ := second.post(t, token, id, `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`); code != http.StatusNotFound {
+		t.Fatalf("the expired session: HTTP %d %s, want 404", code, body)
 	}
 	if err := second.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -173,15 +198,21 @@ func recoveryAfterKill(t *testing.T, storeArgs []string, runEvents func() []*aud
 		t.Fatalf("serve did not shut down cleanly: %v\n%s", err, second.out.String())
 	}
 
-	// The recovery is on record: the killed process's run ended, saying why.
-	var ended int
+	// On record: the first session's run started once and ended once, when it expired.
+	var started, ended int
 	for _, e := range runEvents() {
-		if e.Outcome == "ended" && strings.Contains(e.Error, "the process that held the run stopped") {
+		if e.Run != runID {
+			continue
+		}
+		switch e.Outcome {
+		case "started":
+			started++
+		case "ended":
 			ended++
 		}
 	}
-	if ended != 1 {
-		t.Errorf("%d run events record a recovered run, want 1 (the killed process's)", ended)
+	if runID == "" || started != 1 || ended != 1 {
+		t.Errorf("run %q: %d started and %d ended events, want 1 and 1", runID, started, ended)
 	}
 }
 

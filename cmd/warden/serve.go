@@ -192,7 +192,12 @@ func (o *serveOptions) run(ctx context.Context, out io.Writer, root *rootOptions
 	if err := bootstrapAdmin(ctx, db, out, started); err != nil {
 		return err
 	}
-	st, err := newStack(p, db, o.workspaces, sb, logger, keeper.ID(), o.sessions.apply, func(g *gateway.Options) { g.Bounds = o.bounds.gateway() })
+	st, err := newStack(p, db, o.workspaces, sb, logger, keeper.ID(), o.sessions.apply, func(g *gateway.Options) {
+		g.Bounds = o.bounds.gateway()
+		// Every session is kept in the store: any instance sharing it serves any session, and
+		// this one, started again, serves the sessions it had.
+		g.Sessions, g.Instance = db, keeper.ID()
+	})
 	if err != nil {
 		return err
 	}

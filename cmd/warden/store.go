@@ -31,6 +31,7 @@ type appStore interface {
 	budget.Store
 	boundary.Store
 	instance.Store
+	instance.Sessions
 	manage.Store
 	audit.Checkpointer
 	// SetSigner has the store tell s of every audit event it appends (checkpoints).

@@ -3,12 +3,15 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/wardenhq/warden/instance"
 )
 
 // hub is a *DB's one LISTEN connection and the in-process watchers it wakes, by card id.
@@ -28,6 +31,8 @@ type hub struct {
 
 	mu       sync.Mutex
 	watchers map[string]map[*watcher]struct{}
+	// relays are the listeners of relayed session messages (relay.go).
+	relays   map[chan instance.Relayed]struct{}
 	running  bool
 	starting *attempt
 	closed   bool
@@ -289,6 +294,10 @@ func (h *hub) fireLocked(w *watcher) {
 func (h *hub) notify(id string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if strings.HasPrefix(id, relayPrefix) {
+		h.relayLocked(id)
+		return
+	}
 	for w := range h.watchers[id] {
 		h.fireLocked(w)
 	}

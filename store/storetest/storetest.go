@@ -89,6 +89,7 @@ type Store interface {
 	auth.Store
 	boundary.Store
 	instance.Store
+	instance.Sessions
 	manage.Store
 	audit.Checkpointer
 	// SetSigner has the store tell s of every event it appends.
@@ -161,6 +162,11 @@ func Run(t *testing.T, o Opener) {
 		{"Instances/Cards", testRecoverCards},
 		{"Instances/Leaving", testRecoverLeaving},
 		{"Instances/RaceRecover", testRaceRecover},
+
+		{"Sessions/Lifecycle", testSessionLifecycle},
+		{"Sessions/Expire", testSessionExpire},
+		{"Sessions/RaceExpire", testRaceSessionExpire},
+		{"Sessions/Children", testSessionChildren},
 
 		{"Audit/AppendAssignsIDs", testAuditAppendIDs},
 		{"Audit/RoundTrip", testAuditRoundTrip},
