@@ -271,6 +271,10 @@ func (v *View) dirOf(dir string) *dirState {
 		// A recording View looked at it already, and relied on it then (noteDep): no
 		// change since would have escaped that look, so it stands for this one.
 		id, ok = v.deps[i].id, true
+	} else if l, seen := v.looked[dir]; seen {
+		// An lstat of this review found it a directory: that was a look at it, after
+		// l.before, and the View answers as of it, as it answers the lstat.
+		id, ok, st.before = l.id, true, l.before
 	} else {
 		id, ok = statID(st.path)
 	}

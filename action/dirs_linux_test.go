@@ -351,3 +351,53 @@ func FuzzDirs(f *testing.F) {
 		}
 	})
 }
+
+// TestFirstLookHolds checks what a View sharing a new Dirs saw: its lstats of directories are
+// system calls, and each stands for the look at the directory that its names' answers depend
+// on (no stat of its own). What it saw holds with nothing changed, and stops holding once a
+// name in one of those directories changes.
+func TestFirstLookHolds(t *testing.T) {
+	changes := map[string]func(f *dirsFixture) error{
+		"link swapped": func(f *dirsFixture) error {
+			if err := os.Remove(f.ws + "/dest"); err != nil {
+				return err
+			}
+			return os.Symlink("../secret", f.ws+"/dest")
+		},
+		"file made in a directory an lstat found": func(f *dirsFixture) error {
+			return os.WriteFile(f.ws+"/out/b.key", nil, 0o600)
+		},
+		"file replaced by a directory": func(f *dirsFixture) error {
+			if err := os.Remove(f.ws + "/out/a.txt"); err != nil {
+				return err
+			}
+			return os.Mkdir(f.ws+"/out/a.txt", 0o755)
+		},
+		"directory renamed away and a link put in its place": func(f *dirsFixture) error {
+			if err := os.Rename(f.ws+"/out", f.ws+"/out2"); err != nil {
+				return err
+			}
+			return os.Symlink("../secret", f.ws+"/out")
+		},
+	}
+	for name, change := range changes {
+		t.Run(name, func(t *testing.T) {
+			f := newDirsFixture(t)
+			f.settle(t)
+			want, _, _ := f.look(t, nil)
+			got, seen, kept := f.look(t, action.NewDirs())
+			if got != want {
+				t.Fatalf("first look through a new Dirs:\n%s\nwant\n%s", got, want)
+			}
+			if !kept || !seen.Holds() {
+				t.Fatalf("what the first look saw is not kept (%v) or does not hold", kept)
+			}
+			if err := change(f); err != nil {
+				t.Fatal(err)
+			}
+			if seen.Holds() {
+				t.Fatal("what the first look saw still holds after the change")
+			}
+		})
+	}
+}

@@ -59,8 +59,13 @@ func statID(p []byte) (id fileID, ok bool) {
 		}
 		return fileID{}, false
 	}
+	return idOf(&st), true
+}
+
+// idOf is the fileID of what st describes.
+func idOf(st *syscall.Stat_t) fileID {
 	return fileID{dev: uint64(st.Dev), ino: uint64(st.Ino), nlink: uint64(st.Nlink), mode: uint32(st.Mode),
-		uid: st.Uid, gid: st.Gid, size: int64(st.Size), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}, true
+		uid: st.Uid, gid: st.Gid, size: int64(st.Size), mtime: st.Mtim.Nano(), ctime: st.Ctim.Nano()}
 }
 
 // seenDep is a directory (or a file a link led to) that answers depended on, with what it
@@ -234,7 +239,15 @@ func (v *View) dependID(p string, before int64, want *syscall.Stat_t) int {
 		return -1
 	}
 	cp := v.nulPath(p)
-	id, ok := statID(cp)
+	var id fileID
+	ok := false
+	if l, seen := v.looked[p]; seen && l.before >= before {
+		// An lstat of p itself found a directory after the question was put: that answer
+		// is the look (a directory is no link, so stat would see the same).
+		id, ok = l.id, true
+	} else {
+		id, ok = statID(cp)
+	}
 	if !ok {
 		v.lost = true
 		return -1

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // A View is one review's look at the file system: each path is looked at (lstat, stat,
@@ -27,6 +28,10 @@ type View struct {
 	stats  map[string]viewStat
 	links  map[string]viewLink
 	dirs   map[string]viewDir
+	// looked is what each lstat system call that found a directory saw of it, with the time
+	// just before: the look at the directory that dirOf and depend would otherwise stat it
+	// for again (see lookedDir).
+	looked map[string]lookedDir
 	// asked counts the lstat calls made for names in each directory: a small directory asked
 	// about often is listed instead, once, and the listing answers the rest (see lstat).
 	asked map[string]int
@@ -46,6 +51,13 @@ type View struct {
 
 	// paths holds paths ending in NUL that deps and Dirs keep (nulPath): never reused.
 	paths []byte
+}
+
+// lookedDir is a directory as an lstat saw it: a directory is not a link, so what stat would
+// see of it then is the same. before is the time just before the lstat.
+type lookedDir struct {
+	before int64
+	id     fileID
 }
 
 type viewStat struct {
@@ -74,7 +86,7 @@ type viewDir struct {
 
 var views = sync.Pool{New: func() any {
 	return &View{lstats: map[string]viewStat{}, stats: map[string]viewStat{},
-		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{},
+		links: map[string]viewLink{}, dirs: map[string]viewDir{}, asked: map[string]int{}, looked: map[string]lookedDir{},
 		depOn: map[string]int{}, checked: map[string]*dirState{}}
 }}
 
@@ -100,6 +112,7 @@ func (v *View) Release() {
 	clear(v.links)
 	clear(v.dirs)
 	clear(v.asked)
+	clear(v.looked)
 	clear(v.depOn)
 	v.deps = v.deps[:0]
 	v.recording, v.lost = false, false
@@ -139,6 +152,9 @@ func (v *View) lstat(p string) (uint32, error) {
 	s, listed := v.fromListing(p)
 	if !listed {
 		before := v.clock()
+		if before == 0 && v.shared != nil {
+			before = time.Now().UnixNano() // for looked, which dirOf relies on
+		}
 		var st syscall.Stat_t
 		if err := syscall.Lstat(p, &st); err != nil {
 			v.answered(err)
@@ -148,6 +164,9 @@ func (v *View) lstat(p string) (uint32, error) {
 			dir.keepLstat(p, s, errno)
 		} else {
 			s = viewStat{mode: st.Mode & syscall.S_IFMT, size: st.Size}
+			if s.mode == syscall.S_IFDIR && before != 0 {
+				v.looked[p] = lookedDir{before, idOf(&st)}
+			}
 			v.dependLstat(p, before, &st, 0)
 			dir.keepLstat(p, s, 0)
 		}

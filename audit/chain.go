@@ -110,8 +110,18 @@ func Link(prev [HashSize]byte, id int64, content [HashSize]byte) [HashSize]byte 
 // Seal sets e's PrevHash and Hash for its place after prev, once its ID is set, and returns
 // its Hash.
 func (e *Event) Seal(prev [HashSize]byte) [HashSize]byte {
-	h := Link(prev, e.ID, ContentHash(e))
-	e.PrevHash, e.Hash = hex.EncodeToString(prev[:]), hex.EncodeToString(h[:])
+	return e.SealContent(prev, ContentHash(e))
+}
+
+// SealContent is Seal with e's ContentHash computed already (a store computes it before it
+// takes its chain's lock; only the link needs the lock).
+func (e *Event) SealContent(prev, content [HashSize]byte) [HashSize]byte {
+	h := Link(prev, e.ID, content)
+	var buf [4 * HashSize]byte
+	hex.Encode(buf[:2*HashSize], prev[:])
+	hex.Encode(buf[2*HashSize:], h[:])
+	both := string(buf[:]) // one allocation for the two
+	e.PrevHash, e.Hash = both[:2*HashSize], both[2*HashSize:]
 	return h
 }
 

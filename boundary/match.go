@@ -26,25 +26,27 @@ func (s *Set) CheckPath(op action.Op, path string, recursive bool, hits []Hit) [
 		return append(hits, Hit{&s.blockAll, path})
 	}
 	start := len(hits)
-	return s.finish(s.collect(op, path, recursive, hits), start)
+	return s.finish(s.collect(op, path, recursive, hits, false), start)
 }
 
 // MayBlock reports whether CheckPath would append a hit, without the hits' order: for a
 // caller that looks closer when some rule could block (a recursive effect whose tree it
-// walks), so that the common answer costs no sorting. scratch is reused for the search and
-// returned for the next call.
+// walks), so that the common answer costs no sorting. The search stops at the first rule
+// found, so that a tree that hundreds of "**/name" globs could match below costs one match,
+// not hundreds. scratch is reused for the search and returned for the next call.
 func (s *Set) MayBlock(op action.Op, path string, recursive bool, scratch []Hit) (bool, []Hit) {
 	if s == nil || !s.built || s.invalid != nil {
 		return true, scratch
 	}
-	scratch = s.collect(op, path, recursive, scratch[:0])
+	scratch = s.collect(op, path, recursive, scratch[:0], true)
 	found := len(scratch) > 0
 	clear(scratch)
 	return found, scratch[:0]
 }
 
-// collect appends the hits of a path check, unordered and perhaps repeated.
-func (s *Set) collect(op action.Op, path string, recursive bool, hits []Hit) []Hit {
+// collect appends the hits of a path check, unordered and perhaps repeated; with one, it may
+// stop once it has appended a hit (MayBlock's question: whether there is any).
+func (s *Set) collect(op action.Op, path string, recursive bool, hits []Hit, one bool) []Hit {
 	if !isClean(path) {
 		path = filepath.Clean(path)
 	}
@@ -54,9 +56,12 @@ func (s *Set) collect(op action.Op, path string, recursive bool, hits []Hit) []H
 			continue
 		}
 		if recursive {
-			hits = ix.checkTree(path, hits)
+			hits = ix.checkTree(path, hits, one)
 		} else {
 			hits = ix.check(path, hits)
+		}
+		if one && len(hits) > 0 {
+			return hits
 		}
 	}
 	return hits
@@ -192,8 +197,10 @@ func (ix *index) check(s string, hits []Hit) []Hit {
 	return hits
 }
 
-// checkTree finds the path rules that match path or anything below it.
-func (ix *index) checkTree(path string, hits []Hit) []Hit {
+// checkTree finds the path rules that match path or anything below it. With one, it returns
+// as soon as hits holds one more than it was given (MayBlock passes none).
+func (ix *index) checkTree(path string, hits []Hit, one bool) []Hit {
+	start := len(hits)
 	dir := strings.TrimSuffix(path, "/") // the root is ""
 	if rules, ok := ix.exact[path]; ok {
 		hits = appendRules(hits, rules, path)
@@ -203,14 +210,22 @@ func (ix *index) checkTree(path string, hits []Hit) []Hit {
 		// Keys that under starts with: prefix rules the path starts with, globs whose
 		// literal prefix the path starts with.
 		for n, i := t.root, 0; n != nil; n, i = t.step(n, under, i) {
+			if one && len(hits) > start {
+				return hits
+			}
 			if n.b != nil {
 				hits = appendRules(hits, n.b.prefixRules, path)
-				hits = treeGlobs(n.b.globs, path, dir, hits)
+				hits = treeGlobs(n.b.globs, path, dir, hits, one && len(hits) == start)
 			}
 		}
 		// Keys that start with under: everything below.
+		if one && len(hits) > start {
+			return hits
+		}
 		if n := t.below(under); n != nil {
-			hits = subtree(n, path, dir, hits)
+			if hits = subtree(n, path, dir, hits, one); one && len(hits) > start {
+				return hits
+			}
 		}
 	}
 	// Regex and contains rules see the path text only.
@@ -232,22 +247,35 @@ func (ix *index) checkTree(path string, hits []Hit) []Hit {
 	return hits
 }
 
-func subtree(n *rnode, path, dir string, hits []Hit) []Hit {
+// subtree appends the rules of n and every node below it that could match below path; with
+// one, it stops at the first node that adds any.
+func subtree(n *rnode, path, dir string, hits []Hit, one bool) []Hit {
+	start := len(hits)
 	if b := n.b; b != nil {
 		hits = appendRules(hits, b.exactRules, path)
 		hits = appendRules(hits, b.prefixRules, path)
-		hits = treeGlobs(b.globs, path, dir, hits)
+		hits = treeGlobs(b.globs, path, dir, hits, one && len(hits) == start)
+		if one && len(hits) > start {
+			return hits
+		}
 	}
 	for _, k := range n.kids {
-		hits = subtree(k, path, dir, hits)
+		if hits = subtree(k, path, dir, hits, one); one && len(hits) > start {
+			return hits
+		}
 	}
 	return hits
 }
 
-func treeGlobs(globs []*globEntry, path, dir string, hits []Hit) []Hit {
+// treeGlobs appends the rules of the globs that could match below path; with one, it stops
+// at the first such glob.
+func treeGlobs(globs []*globEntry, path, dir string, hits []Hit, one bool) []Hit {
 	for _, g := range globs {
 		if g.tree.couldMatchUnder(g.pattern, path, dir) {
 			hits = appendRules(hits, g.rules, path)
+			if one && len(g.rules) > 0 {
+				return hits
+			}
 		}
 	}
 	return hits

@@ -118,6 +118,9 @@ type Session struct {
 	// Run is the session's run, for unattended sessions; nil for a person's chat, which spends
 	// without allowances (each spend is still recorded).
 	Run *budget.Run
+	// OnStop, if set, is told once when the gate stops the session (its run's limits), with
+	// why: so that the other instances serving the same session stop it too (Stop).
+	OnStop func(why string)
 
 	// halt holds why the run may make no more calls, once it may not. It is made at its
 	// first use and shared by every Rebind of the session, so that a stop made on a session
@@ -156,7 +159,7 @@ func (s *Session) stopped() *atomic.Pointer[string] {
 // Rebind returns the session with another review session (a surface computed again after a
 // policy reload), the same principal and run, and the same stop: stopping either stops both.
 func (s *Session) Rebind(r *review.Session) *Session {
-	n := &Session{Review: r, Principal: s.Principal, Run: s.Run}
+	n := &Session{Review: r, Principal: s.Principal, Run: s.Run, OnStop: s.OnStop}
 	n.halt.Store(s.stopped())
 	n.used.Store(s.harnessUsed())
 	return n

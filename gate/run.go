@@ -199,8 +199,16 @@ func (g *Gate) ModelSpend(ctx context.Context, s *Session, usd float64) error {
 	return nil
 }
 
-// stop makes the session refuse every further call, saying why.
-func (g *Gate) stop(s *Session, why string) { s.stopped().CompareAndSwap(nil, &why) }
+// stop makes the session refuse every further call, saying why, and tells OnStop.
+func (g *Gate) stop(s *Session, why string) {
+	if s.stopped().CompareAndSwap(nil, &why) && s.OnStop != nil {
+		s.OnStop(why)
+	}
+}
+
+// Stop makes the session refuse every further call, saying why, as the gate does when the
+// run's limits are reached: for a session another instance stopped. OnStop is not told.
+func (s *Session) Stop(why string) { s.stopped().CompareAndSwap(nil, &why) }
 
 // EndRunOf ends a run that no live gate session holds here: the run of a session kept in the
 // store that another instance served, ended by whichever instance finds it ended or idle. It is

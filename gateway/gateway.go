@@ -151,11 +151,14 @@ type Gateway struct {
 	// (shared.go); stopKeep ends their upkeep.
 	adopting map[string]*adoption
 	stopKeep func()
-	pins     onceSet    // the pin mismatches recorded, once each
-	hints    onceSet    // the understated effects warned of, once each
-	tokens   tokenCache // good agent tokens, for Options.TokenTTL
-	checker  *egress.Checker
-	allowed  *allowedHosts // the hosts allowed for each tenant
+	// relay carries session messages between instances (Options.Sessions, when its store
+	// relays: PostgreSQL).
+	relay   instance.Relay
+	pins    onceSet    // the pin mismatches recorded, once each
+	hints   onceSet    // the understated effects warned of, once each
+	tokens  tokenCache // good agent tokens, for Options.TokenTTL
+	checker *egress.Checker
+	allowed *allowedHosts // the hosts allowed for each tenant
 	// egressSeen are the refusals of sandboxed connectors' proxies already recorded.
 	egressSeen onceSet
 	// enforcedSeen are the system calls of sandboxed connectors' processes that the hard
@@ -291,10 +294,23 @@ func New(o Options) (*Gateway, error) {
 		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
+		var relayed <-chan instance.Relayed
+		if rl, ok := o.Sessions.(instance.Relay); ok {
+			if relayed, err = rl.Relayed(ctx); err != nil {
+				cancel()
+				return nil, fmt.Errorf("gateway: listen for the messages other instances relay: %w", err)
+			}
+			g.relay = rl
+		}
 		g.stopKeep = func() { cancel(); <-done }
 		go func() {
 			defer close(done)
+			var wg sync.WaitGroup
+			if relayed != nil {
+				wg.Go(func() { g.deliverRelayed(ctx, relayed) })
+			}
 			g.keepShared(ctx, every)
+			wg.Wait()
 		}()
 	}
 	return g, nil
@@ -445,6 +461,11 @@ func (g *Gateway) Handler() http.Handler {
 				return
 			}
 		}
+		if id != "" && known && g.shared() {
+			if s := g.sessionByMCP(id); s != nil && s.token.ID == tok.ID && s.endedElsewhere(ctx, id) {
+				known = false
+			}
+		}
 		if id != "" && !known && g.shared() {
 			// A session this instance does not hold may be one another opened: built again
 			// here from its record.
@@ -518,6 +539,11 @@ func (g *Gateway) Handler() http.Handler {
 			defer g.track(r)()
 		} else {
 			r.Header.Del(requestHeader)
+		}
+		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodGet {
+			s.active.Store(true)
+			s.streams.Add(1)
+			defer s.streams.Add(-1)
 		}
 		if s := g.sessionOf(ctx, id, tok); s != nil && r.Method == http.MethodPost {
 			s.active.Store(true)

@@ -87,6 +87,11 @@ type session struct {
 	// request and cleared when the sweep marks the session used in the store.
 	presetMCP string
 	active    atomic.Bool
+	// liveAt is when the store last said the session lives (endedElsewhere), in Unix ns.
+	liveAt atomic.Int64
+	// streams counts the client's event streams (GET) open on this instance: messages
+	// relayed by the others are delivered here only while one is.
+	streams atomic.Int32
 }
 
 // An entry is one tool a session lists: Warden's own, or an upstream's.
@@ -133,6 +138,7 @@ func (g *Gateway) openAs(ctx context.Context, tok *auth.Token, rt route, rec *in
 	if rec != nil {
 		s.id, s.presetMCP = rec.Warden, rec.ID
 	}
+	s.liveAt.Store(time.Now().UnixNano())
 	s.life, s.stop = context.WithCancelCause(context.Background())
 	g.mu.Lock()
 	for _, c := range g.children {
@@ -174,6 +180,9 @@ func (g *Gateway) openAs(ctx context.Context, tok *auth.Token, rt route, rec *in
 		started = rec.Opened
 	}
 	gs := &gate.Session{Review: rs, Principal: principal(tok), Run: gate.RunFor(sf, "run-"+s.id, s.id, started)}
+	if g.shared() {
+		gs.OnStop = s.stopped
+	}
 	switch {
 	case gs.Run == nil:
 	case rec != nil && rec.Run == "":
@@ -1233,7 +1242,8 @@ func (s *session) progress(w *waiter, c *approval.Card) {
 	ctx := context.Background()
 	for n := 1.0; ; n++ {
 		msg := fmt.Sprintf("waiting for a person to answer approval card %s (%s) until %s", c.ID, c.Reason, c.Deadline.Format(time.RFC3339))
-		if err := w.ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: w.token, Progress: n, Message: msg}); err != nil {
+		p := &mcp.ProgressNotificationParams{ProgressToken: w.token, Progress: n, Message: msg}
+		if err := w.ss.NotifyProgress(ctx, p); err != nil && !s.relay(ctx, "progress", p) {
 			return
 		}
 		time.Sleep(progressEvery)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/budget"
@@ -36,6 +37,10 @@ import (
 
 // touchEvery is how often the sessions used here are marked used in the store.
 const touchEvery = time.Minute
+
+// liveEvery is how often a request of a session held here has the store asked whether the
+// session still lives (ended on another instance: DELETE there).
+const liveEvery = 5 * time.Second
 
 // errUnknownSession is a session id the store does not hold live for the token.
 var errUnknownSession = errors.New("session not found: it has ended, or never existed")
@@ -388,3 +393,106 @@ func (g *Gateway) catchUp(ctx context.Context, s *session, id string) {
 
 // isInitialized reports whether a message is the client's notifications/initialized.
 func isInitialized(m *jsonrpc.Request) bool { return m.Method == "notifications/initialized" }
+
+// stopped tells the other instances that the gate stopped the session here (its run's
+// limits), so that their copies refuse its calls too.
+func (s *session) stopped(why string) {
+	if rl, id := s.g.relay, s.mcpID.Load(); rl != nil && id != nil {
+		if err := rl.Relay(context.Background(), instance.Relayed{Session: *id, Kind: "stop", Data: []byte(why)}); err != nil {
+			s.g.logger.Warn("a session's stop could not be relayed to the other instances", "session", s.id, "err", err)
+		}
+	}
+}
+
+// relay sends a message of the session's client to the other instances, for the one holding
+// its event stream (when this one holds none): it reports whether it was sent.
+func (s *session) relay(ctx context.Context, kind string, params any) bool {
+	rl := s.g.relay
+	id := s.mcpID.Load()
+	if rl == nil || id == nil || s.streams.Load() > 0 {
+		return false
+	}
+	data, err := json.Marshal(params)
+	if err != nil {
+		return false
+	}
+	if err := rl.Relay(ctx, instance.Relayed{Session: *id, Kind: kind, Data: data}); err != nil {
+		s.g.logger.Warn("a session's message could not be relayed to the other instances", "session", s.id, "kind", kind, "err", err)
+		return false
+	}
+	return true
+}
+
+// deliverRelayed hands the messages the other instances relay to the sessions whose event
+// streams are open here, until ctx ends.
+func (g *Gateway) deliverRelayed(ctx context.Context, ch <-chan instance.Relayed) {
+	for m := range ch {
+		s := g.sessionByMCP(m.Session)
+		if s != nil && m.Kind == "stop" {
+			if gs := s.gs.Load(); gs != nil {
+				gs.Stop(string(m.Data))
+			}
+			continue
+		}
+		if s == nil || s.streams.Load() == 0 {
+			continue
+		}
+		ss := s.ss.Load()
+		if ss == nil {
+			continue
+		}
+		switch m.Kind {
+		case "progress":
+			var p mcp.ProgressNotificationParams
+			if json.Unmarshal(m.Data, &p) == nil {
+				_ = ss.NotifyProgress(ctx, &p)
+			}
+		}
+	}
+}
+
+// ended reports whether a session held here has ended elsewhere, asking the store at most once
+// every liveEvery; it drops this copy when it has. A store that cannot answer is not taken for
+// an end (the next check asks again).
+func (s *session) endedElsewhere(ctx context.Context, id string) bool {
+	now := time.Now().UnixNano()
+	last := s.liveAt.Load()
+	if now-last < int64(liveEvery) || !s.liveAt.CompareAndSwap(last, now) {
+		return false
+	}
+	rec, err := s.g.o.Sessions.Session(ctx, id)
+	if err != nil && !errors.Is(err, instance.ErrNoSession) {
+		return false
+	}
+	if err == nil && rec.Ended.IsZero() {
+		return false
+	}
+	s.drop(ctx, errSessionEnded)
+	if ss := s.ss.Load(); ss != nil {
+		_ = ss.Close()
+	}
+	return true
+}
+
+// sessionOfRun is the session that runs run, built here from its record if this instance does
+// not hold it; nil when it has ended, is a subagent's (whose token is not a stored one), or
+// cannot be read (the caller answers from the ledger).
+func (g *Gateway) sessionOfRun(ctx context.Context, run string) *session {
+	rec, err := g.o.Sessions.SessionOfRun(ctx, run)
+	if err != nil || !rec.Ended.IsZero() {
+		return nil
+	}
+	if s := g.sessionByMCP(rec.ID); s != nil {
+		return s
+	}
+	tok, err := g.tokenByID(ctx, rec.Token)
+	if err != nil {
+		return nil
+	}
+	s, err := g.adopt(ctx, rec.ID, tok)
+	if err != nil {
+		g.logger.Warn("a run's session could not be built here", "run", run, "err", err)
+		return nil
+	}
+	return s
+}

@@ -195,8 +195,28 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 			}
 			kid.Close()
 
-			// DELETE through either instance ends it on both.
+			// DELETE through either instance ends it on both: the other's copy asks the store
+			// at its next request (the test makes that request due for the check).
+			id := cs.ID()
 			cs.Close()
+			for _, r := range []*rig{a, b} {
+				if s := r.gw.sessionByMCP(id); s != nil {
+					s.liveAt.Store(0)
+				}
+				req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+				req.Header.Set("Authorization", "Bearer "+secret)
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Session-Id", id)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != http.StatusNotFound {
+					t.Errorf("a request of the ended session to %s: HTTP %d, want 404", r.url, resp.StatusCode)
+				}
+			}
 			for _, r := range []*rig{a, b} {
 				deadline := time.Now().Add(20 * time.Second)
 				for r.gw.LiveSessions()["default"] != 0 {
@@ -258,5 +278,82 @@ func TestACardAnsweredWhileTheSessionMoves(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("the approved call never finished")
+	}
+}
+
+// router sends GETs (the client's event stream) to one server and everything else to another.
+type router struct {
+	secret     string
+	get, other string
+}
+
+func (rt router) RoundTrip(req *http.Request) (*http.Response, error) {
+	host := rt.other
+	if req.Method == http.MethodGet {
+		host = rt.get
+	}
+	req = req.Clone(req.Context())
+	req.URL.Host, req.Host = host, host
+	req.Header.Set("Authorization", "Bearer "+rt.secret)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+// TestProgressReachesTheStreamOnAnotherInstance: a call waiting for a person on one instance
+// tells its client so through the event stream the client holds on another (PostgreSQL relays
+// the message between them).
+func TestProgressReachesTheStreamOnAnotherInstance(t *testing.T) {
+	dbA, dbB := postgresTwice(t)
+	a, b := twoInstances(t, dbA, dbB, examples.Quickstart)
+	secret := a.token("default", "person", "")
+	ua, _ := url.Parse(a.url)
+	ub, _ := url.Parse(b.url)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	progress := make(chan string, 8)
+	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			progress <- r.Params.Message
+		}})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: b.url,
+		HTTPClient: &http.Client{Transport: router{secret: secret, get: ua.Host, other: ub.Host}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	// The stream is open on a (which built the session from its record) before the call.
+	for {
+		if s := a.gw.sessionByMCP(cs.ID()); s != nil && s.streams.Load() > 0 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the client's event stream never reached instance a")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell_exec", Arguments: map[string]any{"command": "rm -f gone.txt"},
+			Meta: mcp.Meta{"progressToken": "p1"}})
+		done <- err
+	}()
+	var card *approval.Card
+	select {
+	case card = <-b.cards:
+	case <-ctx.Done():
+		t.Fatal("no card on instance b")
+	}
+	select {
+	case msg := <-progress:
+		if !strings.Contains(msg, card.ID) {
+			t.Errorf("progress %q does not name card %s", msg, card.ID)
+		}
+	case <-ctx.Done():
+		t.Fatal("no progress reached the client's stream on instance a")
+	}
+	if _, err := a.broker.Answer(ctx, card.Tenant, card.ID, approval.AllowOnce, "carol", approval.ChannelAPI, card.Digest); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }

@@ -43,6 +43,11 @@ func (g *Gateway) RunUsage(ctx context.Context, id string, u gate.Usage, may fun
 		s = g.sessions[sid]
 		g.mu.Unlock()
 	}
+	if s == nil && g.shared() {
+		// The run of a session another instance holds (or held): built again here, so that
+		// the usage is checked and recorded as there.
+		s = g.sessionOfRun(ctx, id)
+	}
 	if s != nil {
 		if gs := s.gs.Load(); gs != nil && gs.Run != nil && gs.Run.ID == id {
 			if !may(gs.Run.Tenant, gs.Run.Profile, s.token.ID) {

@@ -69,6 +69,8 @@ type Sessions interface {
 	OpenSession(ctx context.Context, s *Session) error
 	// Session returns the record of a session, ended or not; ErrNoSession if there is none.
 	Session(ctx context.Context, id string) (*Session, error)
+	// SessionOfRun returns the record of the session whose run is run; ErrNoSession if none.
+	SessionOfRun(ctx context.Context, run string) (*Session, error)
 	// TouchSession records that a request of a live session was seen at at, and, when
 	// initialized is true, that the client has said it is initialized; live reports whether
 	// the session is live (false: it has ended, or there is none).

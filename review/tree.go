@@ -69,7 +69,7 @@ func narrowTree(set *boundary.Set, view *action.View, e action.Effect) ([]treeHi
 	case err != nil:
 		return nil, false
 	}
-	t := treeWalk{set: set, view: view, e: e, seen: map[string]bool{}}
+	t := treeWalk{set: set, view: view, e: e}
 	t.add(set.CheckPath(e.Op, e.Path, false, nil), e.Path)
 	if !isDir {
 		return t.out, true // a file (or a link, copied or moved as one) has nothing below it
@@ -102,6 +102,9 @@ var errBound = errors.New("the tree is larger than the walk's bound")
 func (t *treeWalk) add(hits []boundary.Hit, p string) {
 	for _, h := range hits {
 		if !t.seen[h.Rule.ID] {
+			if t.seen == nil {
+				t.seen = map[string]bool{} // made at the first hit: the common walk has none
+			}
 			t.seen[h.Rule.ID] = true
 			t.out = append(t.out, treeHit{h, p})
 		}

@@ -34,6 +34,9 @@ type call struct {
 	input  string // "xargs" or "parallel" when arguments come from input
 	pos    string
 	text   string
+	// ps is the program's options and operands, parsed by its grammar (program.invoke): kept
+	// here, as the call is already on the heap, rather than in an allocation of its own.
+	ps parsed
 }
 
 // eff adds the effect of op on the path a names.

@@ -124,7 +124,8 @@ func contains(list []string, s string) bool {
 // operand: its value, and so whether it is an option at all, is not known, and an operand
 // with an expansion is reported where it matters.
 func (g *grammar) parse(args []arg) parsed {
-	p := parsed{rest: -1, first: -1, items: make([]item, 0, len(args)), ops: make([]arg, 0, len(args))}
+	p := parsed{rest: -1, first: -1}
+	p.items, p.ops = parsedSpace(len(args))
 	only := false // after "--", or after the first operand of a POSIX grammar
 	for i := 0; i < len(args); i++ {
 		a := &args[i]
@@ -209,6 +210,53 @@ func (g *grammar) parse(args []arg) parsed {
 		p.first = len(args)
 	}
 	return p
+}
+
+// parsedSpace returns empty items and operands with room for a command line of n words (and
+// a cluster of options more), in one allocation for the short lines most commands have: a
+// command's options are parsed once or twice per review, and each parse took two.
+func parsedSpace(n int) ([]item, []arg) {
+	switch n {
+	case 0:
+		return nil, nil
+	case 1:
+		b := new(struct {
+			items [2]item
+			ops   [1]arg
+		})
+		return b.items[:0], b.ops[:0]
+	case 2:
+		b := new(struct {
+			items [3]item
+			ops   [2]arg
+		})
+		return b.items[:0], b.ops[:0]
+	case 3:
+		b := new(struct {
+			items [4]item
+			ops   [3]arg
+		})
+		return b.items[:0], b.ops[:0]
+	case 4:
+		b := new(struct {
+			items [5]item
+			ops   [4]arg
+		})
+		return b.items[:0], b.ops[:0]
+	case 5:
+		b := new(struct {
+			items [6]item
+			ops   [5]arg
+		})
+		return b.items[:0], b.ops[:0]
+	case 6:
+		b := new(struct {
+			items [7]item
+			ops   [6]arg
+		})
+		return b.items[:0], b.ops[:0]
+	}
+	return make([]item, 0, n), make([]arg, 0, n)
 }
 
 func (p *parsed) operand(i int, a *arg) {

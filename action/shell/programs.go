@@ -29,8 +29,8 @@ func (p *program) invoke(c *call) {
 		p.run(c, nil)
 		return
 	}
-	ps := p.g.parse(c.args)
-	p.run(c, &ps)
+	c.ps = p.g.parse(c.args)
+	p.run(c, &c.ps)
 }
 
 // programs is the program table, by base name. Every file of this package that knows a family

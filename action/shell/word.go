@@ -143,12 +143,56 @@ const maxBraceWords = 256
 
 // words converts a command's words to arguments: quotes removed, brace expansions expanded.
 func (w *walker) words(ws []*syntax.Word) []arg {
-	out := make([]arg, 0, len(ws))
-	spare := make([]seg, 0, len(ws)+4) // the segments of the words, in one allocation
+	out, spare := wordSpace(len(ws)) // the segments of the words share one allocation
 	for _, word := range ws {
 		out = w.appendWordIn(out, word, &spare)
 	}
 	return out
+}
+
+// wordSpace returns empty arguments and segments with room for n words (and a few segments
+// more), in one allocation for the short command lines most are: every simple command's words
+// took two.
+func wordSpace(n int) ([]arg, []seg) {
+	switch n {
+	case 1:
+		b := new(struct {
+			args [1]arg
+			segs [5]seg
+		})
+		return b.args[:0], b.segs[:0]
+	case 2:
+		b := new(struct {
+			args [2]arg
+			segs [6]seg
+		})
+		return b.args[:0], b.segs[:0]
+	case 3:
+		b := new(struct {
+			args [3]arg
+			segs [7]seg
+		})
+		return b.args[:0], b.segs[:0]
+	case 4:
+		b := new(struct {
+			args [4]arg
+			segs [8]seg
+		})
+		return b.args[:0], b.segs[:0]
+	case 5:
+		b := new(struct {
+			args [5]arg
+			segs [9]seg
+		})
+		return b.args[:0], b.segs[:0]
+	case 6:
+		b := new(struct {
+			args [6]arg
+			segs [10]seg
+		})
+		return b.args[:0], b.segs[:0]
+	}
+	return make([]arg, 0, n), make([]seg, 0, n+4)
 }
 
 // appendWord appends the arguments one word expands to.

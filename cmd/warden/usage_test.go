@@ -14,6 +14,7 @@ import (
 
 	"github.com/wardenhq/warden/auth"
 	"github.com/wardenhq/warden/examples"
+	"github.com/wardenhq/warden/gateway"
 	"github.com/wardenhq/warden/policy"
 	"github.com/wardenhq/warden/server"
 	"github.com/wardenhq/warden/store/postgres"
@@ -48,9 +49,9 @@ func newUsageRig(t *testing.T, db appStore, dir string) *usageRig {
 }
 
 // newUsageRigFor is newUsageRig on another policy.
-func newUsageRigFor(t *testing.T, p *policy.Policy, db appStore, dir string) *usageRig {
+func newUsageRigFor(t *testing.T, p *policy.Policy, db appStore, dir string, tune ...func(*gateway.Options)) *usageRig {
 	t.Helper()
-	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)), "")
+	st, err := newStack(p, db, filepath.Join(dir, "ws"), &sandboxState{}, slog.New(slog.NewTextHandler(io.Discard, nil)), "", tune...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -372,4 +373,58 @@ func TestRunUsageElsewherePostgres(t *testing.T) {
 		t.Fatalf("initialize: %v", refused)
 	}
 	elsewhere(t, a, b, agent, run)
+}
+
+// TestRunUsageAcrossInstances: two instances on one PostgreSQL store serve one session as
+// serve does behind a balancer: usage reported to either counts against the same run, calls
+// through either run, and the report past maxTurns on one stops the session's calls on both.
+func TestRunUsageAcrossInstances(t *testing.T) {
+	u := pgSchemaURL(t, "warden_test_usage")
+	open := func() appStore {
+		db, err := postgres.Open(t.Context(), u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	dir := t.TempDir()
+	shared := func(db appStore, name string) func(*gateway.Options) {
+		return func(o *gateway.Options) { o.Sessions, o.Instance = db, name }
+	}
+	dbA, dbB := open(), open()
+	a := newUsageRigFor(t, usagePolicy(t), dbA, dir, shared(dbA, "instance-a"))
+	b := newUsageRigFor(t, usagePolicy(t), dbB, dir, shared(dbB, "instance-b"))
+	agent, _ := a.token(auth.RoleAgent, "coworker", "reviewer")
+	session, run, _, refused := a.open(agent)
+	if refused != nil || run == "" {
+		t.Fatalf("initialize: %v", refused)
+	}
+	rigs := []*usageRig{b, a, b}
+	for i, r := range rigs {
+		code, st := r.usage(agent, run, `{"turns": 1}`)
+		if code != http.StatusOK || st["turns"] != float64(i+1) || st["stopped"] != false {
+			t.Fatalf("turn %d of 3 on instance %d: HTTP %d %v", i+1, i%2, code, st)
+		}
+		text, isErr := rigs[(i+1)%len(rigs)].call(agent, session, "")
+		wantRan(t, fmt.Sprintf("a call after turn %d of 3", i+1), text, isErr)
+	}
+	code, st := a.usage(agent, run, `{"turns": 1}`)
+	if code != http.StatusOK || st["stopped"] != true {
+		t.Fatalf("turn 4 of 3: HTTP %d %v; want the run stopped", code, st)
+	}
+	text, isErr := a.call(agent, session, "")
+	wantRunLimit(t, "a call on the instance that stopped the run", text, isErr)
+	// The stop reaches the other instance's copy through the store's notifications.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		text, isErr := b.call(agent, session, "")
+		if isErr && strings.Contains(text, "run_limit") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the other instance still runs the stopped session's calls: %q", text)
+		}
+		time.Sleep(20 * time.Millisecond) // polling the other instance's answer
+	}
 }

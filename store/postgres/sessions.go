@@ -39,6 +39,18 @@ func (db *DB) Session(ctx context.Context, id string) (*instance.Session, error)
 	return s, nil
 }
 
+// SessionOfRun returns the record of the session whose run is run.
+func (db *DB) SessionOfRun(ctx context.Context, run string) (*instance.Session, error) {
+	s, err := scanSession(db.pool.QueryRow(ctx, `SELECT `+sessionColumns+` FROM mcp_sessions WHERE run = $1 AND run <> ''`, run))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, fmt.Errorf("the session of run %s: %w", run, instance.ErrNoSession)
+	}
+	if err != nil {
+		return nil, db.wrap("read the session of run "+run, err)
+	}
+	return s, nil
+}
+
 func scanSession(row pgx.Row) (*instance.Session, error) {
 	var s instance.Session
 	var init string

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -117,10 +116,14 @@ func (db *DB) chainHead(ctx context.Context, tenant string) ([audit.HashSize]byt
 	return [audit.HashSize]byte(b), nil
 }
 
-// eventRow is an event's columns that are not its fields as they are.
+// eventRow is an event's columns that are not its fields as they are, and its content hash
+// (audit.ContentHash) once hashed: AppendAll hashes before it takes the write lock, so that
+// only the link (the ID, the previous hash) is computed under it.
 type eventRow struct {
 	time                   string
 	blockers, rules, spend any
+	content                [audit.HashSize]byte
+	hashed                 bool
 }
 
 // AppendAll appends several events in one transaction: all of them or none. Each is linked
@@ -139,6 +142,7 @@ func (db *DB) AppendAll(ctx context.Context, events []*audit.Event) error {
 		if rows[i], err = newEventRow(e); err != nil {
 			return fmt.Errorf("append audit events: %w", err)
 		}
+		rows[i].content, rows[i].hashed = audit.ContentHash(e), true
 	}
 	return db.appendChained(ctx, events, rows, nil)
 }
@@ -210,9 +214,14 @@ func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []ev
 		}
 	}()
 	last := db.chain.lastID
-	heads := make(map[string][audit.HashSize]byte, 1)
+	var one [1]tenantHead
+	heads := tenantHeads(one[:0]) // the batch's heads: most batches hold one tenant
 	for i, e := range events {
-		prev, ok := heads[e.Tenant]
+		r := &rows[i]
+		if !r.hashed {
+			r.content, r.hashed = audit.ContentHash(e), true
+		}
+		prev, ok := heads.get(e.Tenant)
 		if !ok {
 			if prev, err = db.chainHead(ctx, e.Tenant); err != nil {
 				return err
@@ -220,12 +229,15 @@ func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []ev
 		}
 		last++
 		e.ID = last
-		hash := e.Seal(prev)
-		heads[e.Tenant] = hash
-		r := &rows[i]
+		hash := e.SealContent(prev, r.content)
+		heads = heads.set(e.Tenant, hash)
+		link := make([]byte, 2*audit.HashSize) // prev_hash and hash, one allocation
+		copy(link, prev[:])
+		copy(link[audit.HashSize:], hash[:])
 		if _, err := db.ws.appendEvent.ExecContext(ctx, last, r.time, e.Kind, e.CallID, e.Tenant, e.Session,
 			e.Principal, e.Role, e.Profile, e.Run, e.Tool, e.Digest, e.Decision, r.blockers, r.rules,
-			e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness, prev[:], hash[:]); err != nil {
+			e.Approver, r.spend, e.Outcome, e.Error, e.PolicyRevision, e.Channel, e.Harness,
+			link[:audit.HashSize:audit.HashSize], link[audit.HashSize:]); err != nil {
 			var se *sqlite.Error
 			if errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY {
 				return errStale
@@ -243,9 +255,40 @@ func (db *DB) appendLinked(ctx context.Context, events []*audit.Event, rows []ev
 			return err
 		}
 	}
-	maps.Copy(db.chain.heads, heads)
+	for _, h := range heads {
+		db.chain.heads[h.tenant] = h.hash
+	}
 	db.chain.lastID = last
 	return nil
+}
+
+// tenantHead is a tenant's chain head within a batch.
+type tenantHead struct {
+	tenant string
+	hash   [audit.HashSize]byte
+}
+
+// tenantHeads is the chain heads a batch has moved, in a slice: a batch holds few tenants, and
+// a lone append then allocates no map.
+type tenantHeads []tenantHead
+
+func (hs tenantHeads) get(tenant string) ([audit.HashSize]byte, bool) {
+	for _, h := range hs {
+		if h.tenant == tenant {
+			return h.hash, true
+		}
+	}
+	return audit.Genesis, false
+}
+
+func (hs tenantHeads) set(tenant string, hash [audit.HashSize]byte) tenantHeads {
+	for i := range hs {
+		if hs[i].tenant == tenant {
+			hs[i].hash = hash
+			return hs
+		}
+	}
+	return append(hs, tenantHead{tenant, hash})
 }
 
 // Query returns matching events in ID order. Since is inclusive, Until exclusive.

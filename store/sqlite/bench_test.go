@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -160,4 +161,103 @@ func BenchmarkRecoverIdle(b *testing.B) {
 			b.Fatalf("Recover = %+v, %v; want nothing freed", got, err)
 		}
 	}
+}
+
+// BenchmarkAuditChainCost is what the hash chain adds to an append from one goroutine: the
+// chained Append on one store and the append as it was before the chain (UnchainedAppender)
+// on another, in pairs of rounds of chainRound appends, one round of each side (which goes
+// first alternates), in one run, so that the machine's load falls on both alike. It reports
+// each side's time and CPU time per append (the CPU time of the appending thread: the append
+// runs on it, SQLite included; the background checkpoints are not in it) and the ratios
+// on/off: the median over the pairs of the ratio within each, so that a burst of load on the
+// machine during a few rounds does not sway it.
+func BenchmarkAuditChainCost(b *testing.B) {
+	ctx := context.Background()
+	on, off := benchDB(b), benchDB(b)
+	unchained, err := off.UnchainedAppender(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	now := time.Now()
+	event := func() *audit.Event {
+		return &audit.Event{Time: now, Kind: audit.KindDecision, CallID: "call-1", Tenant: "t1", Session: "sess-1",
+			Principal: "agent:coworker-7", Role: "specialist", Profile: "seo", Run: "run-1", Tool: "mcp__firecrawl__scrape",
+			Digest: "sha256:0123456789abcdef0123456789abcdef", Decision: "allow",
+			Blockers: []audit.Blocker{{Code: "approval_required", Rule: "r1"}}, Rules: []string{"r1"},
+			Spend: &audit.Spend{Connector: "firecrawl", Unit: "credits", Amount: 2}, PolicyRevision: "rev-42"}
+	}
+	sides := [2]chainSide{{append: unchained}, {append: on.Append}}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// Warm both: statements, the chain cache.
+	for i := range sides {
+		for range 10 {
+			if err := sides[i].append(ctx, event()); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	var ratios, cpuRatios []float64
+	for pair := 0; sides[0].n < b.N; pair++ {
+		k := min(chainRound, b.N-sides[0].n)
+		var took, cpu [2]time.Duration
+		for j := range 2 {
+			i := j ^ pair&1
+			c, start := threadCPU(), time.Now()
+			for range k {
+				if err := sides[i].append(ctx, event()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			took[i], cpu[i] = time.Since(start), threadCPU()-c
+			sides[i].took += took[i]
+			sides[i].cpu += cpu[i]
+			sides[i].n += k
+		}
+		ratios = append(ratios, float64(took[1])/float64(took[0]))
+		cpuRatios = append(cpuRatios, float64(cpu[1])/float64(max(cpu[0], 1)))
+	}
+	b.StopTimer()
+	reportChainCost(b, sides, median(ratios), median(cpuRatios))
+}
+
+// median is the median of xs, which it sorts.
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
+// chainRound is how many appends one side of BenchmarkAuditChainCost makes before the other's
+// turn.
+const chainRound = 50
+
+// chainSide is one side of BenchmarkAuditChainCost: off (unchained) or on.
+type chainSide struct {
+	append    func(context.Context, *audit.Event) error
+	took, cpu time.Duration
+	n         int
+}
+
+// reportChainCost reports both sides' time and CPU time per append and the ratios on/off
+// (medians of the pairs').
+func reportChainCost(b *testing.B, sides [2]chainSide, ratio, cpuRatio float64) {
+	per := func(d time.Duration, n int) float64 { return float64(d.Nanoseconds()) / float64(n) }
+	off, on := sides[0], sides[1]
+	b.ReportMetric(per(off.took, off.n), "off-ns/append")
+	b.ReportMetric(per(on.took, on.n), "on-ns/append")
+	b.ReportMetric(ratio, "on/off")
+	b.ReportMetric(per(off.cpu, off.n), "off-cpu-ns/append")
+	b.ReportMetric(per(on.cpu, on.n), "on-cpu-ns/append")
+	b.ReportMetric(cpuRatio, "cpu-on/off")
+}
+
+// threadCPU is the CPU time the calling thread has used.
+func threadCPU() time.Duration {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_THREAD, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }

@@ -44,6 +44,18 @@ func (db *DB) Session(ctx context.Context, id string) (*instance.Session, error)
 	return s, nil
 }
 
+// SessionOfRun returns the record of the session whose run is run.
+func (db *DB) SessionOfRun(ctx context.Context, run string) (*instance.Session, error) {
+	s, err := scanSession(db.r.QueryRowContext(ctx, `SELECT `+sessionColumns+` FROM mcp_sessions WHERE run = ? AND run <> ''`, run))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("the session of run %s: %w", run, instance.ErrNoSession)
+	}
+	if err != nil {
+		return nil, db.fail("read the session of run "+run, err)
+	}
+	return s, nil
+}
+
 func scanSession(row scanner) (*instance.Session, error) {
 	var s instance.Session
 	var init string

@@ -35,6 +35,12 @@ func testSessionLifecycle(t *testing.T, o Opener) {
 	if err := s.OpenSession(ctx, rec); err == nil {
 		t.Fatal("a second OpenSession of one id succeeded")
 	}
+	if got, err := s.SessionOfRun(ctx, rec.Run); err != nil || got.ID != "m1" {
+		t.Fatalf("SessionOfRun: %v %v", got, err)
+	}
+	if _, err := s.SessionOfRun(ctx, ""); !errors.Is(err, instance.ErrNoSession) {
+		t.Fatalf("SessionOfRun of no run: %v, want ErrNoSession", err)
+	}
 	got, err := s.Session(ctx, "m1")
 	if err != nil {
 		t.Fatal(err)

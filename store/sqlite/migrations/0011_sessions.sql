@@ -21,6 +21,7 @@ CREATE TABLE mcp_sessions (
 	why         TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX mcp_sessions_live ON mcp_sessions (seen) WHERE ended IS NULL;
+CREATE INDEX mcp_sessions_run ON mcp_sessions (run) WHERE run <> '';
 
 CREATE TABLE mcp_children (
 	hash    TEXT PRIMARY KEY,
