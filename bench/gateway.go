@@ -64,6 +64,27 @@ tenants:
     connections: [{id: up, connector: up}]
 `
 
+// echoServer serves the echo upstream (go-sdk, streamable HTTP) on a loopback port until the
+// returned function is called.
+func echoServer(logger *slog.Logger) (url string, stop func(), err error) {
+	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{Logger: logger})
+	up.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object",
+		"properties": map[string]any{"msg": map[string]any{"type": "string"}}, "required": []string{"msg"}}},
+		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var a struct{ Msg string }
+			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
+				return nil, err
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Msg}}}, nil
+		})
+	url, stop, err = serve(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up },
+		&mcp.StreamableHTTPOptions{Logger: logger}))
+	if err != nil {
+		return "", nil, fmt.Errorf("the echo server: %w", err)
+	}
+	return url, stop, nil
+}
+
 // serve serves h on a loopback port until the returned function is called.
 func serve(h http.Handler) (url string, stop func(), err error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -85,20 +106,9 @@ func newRig(ctx context.Context, dir string) (_ *rig, err error) {
 	}()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil)) // info and above, formatted then dropped, as a server logs
 
-	up := mcp.NewServer(&mcp.Implementation{Name: "up", Version: "1"}, &mcp.ServerOptions{Logger: logger})
-	up.AddTool(&mcp.Tool{Name: "echo", InputSchema: map[string]any{"type": "object",
-		"properties": map[string]any{"msg": map[string]any{"type": "string"}}, "required": []string{"msg"}}},
-		func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			var a struct{ Msg string }
-			if err := json.Unmarshal(req.Params.Arguments, &a); err != nil {
-				return nil, err
-			}
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo: " + a.Msg}}}, nil
-		})
-	upURL, stop, err := serve(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return up },
-		&mcp.StreamableHTTPOptions{Logger: logger}))
+	upURL, stop, err := echoServer(logger)
 	if err != nil {
-		return nil, fmt.Errorf("the echo server: %w", err)
+		return nil, err
 	}
 	r.closers = append(r.closers, stop)
 	r.urls[kindDirect] = upURL

@@ -2,7 +2,8 @@
 // (a) the hard-block workload of PERFORMANCE-ANCHORS.md through Warden's boundary index, a naive
 // Go loop, OPA (rules as data, one rule per block) and cedar-go, after checking that they agree
 // on every query; (b) an MCP echo call direct, through a bare go-sdk proxy and through Warden's
-// gateway, at 1, 8 and 32 clients; (c) redaction throughput by number of known values; (d) a
+// gateway, at 1, 8 and 32 clients, and through a round-robin proxy over one `warden serve` and
+// over three on one PostgreSQL store, at 8 clients; (c) redaction throughput by number of known values; (d) a
 // sandboxed start of true against a plain one. It writes docs/performance.md, with ratios to
 // the baselines of the same run, and SVG charts it draws itself.
 //
@@ -10,10 +11,12 @@
 //
 // Usage:
 //
-//	cd bench && go run . [-short] [-out ../docs/performance.md]
+//	cd bench && go run . [-short] [-postgres URL] [-out ../docs/performance.md]
 //
 // -short runs in seconds (few rules, one client, few calls) and still fails when the engines
-// disagree; CI runs it. No timing is ever asserted.
+// disagree; CI runs it. -postgres (default $WARDEN_TEST_POSTGRES_URL) is the server the
+// several instances share; without one that part is skipped and the page says so. No timing is
+// ever asserted.
 package main
 
 import (
@@ -28,19 +31,20 @@ import (
 
 func main() {
 	short := flag.Bool("short", false, "run in seconds: few rules, one client, few calls (agreement is still checked)")
+	pg := flag.String("postgres", os.Getenv("WARDEN_TEST_POSTGRES_URL"), "a PostgreSQL server for the several-instances part (a schema of its own is made and dropped); none: that part is skipped, and the page says so")
 	out := flag.String("out", "../docs/performance.md", "the page to write; its charts go to a directory named after it without .md (/dev/null: no page, no charts)")
 	flag.Parse()
 	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q; usage: go run . [-short] [-out file]\n", flag.Args())
+		fmt.Fprintf(os.Stderr, "bench: unexpected arguments %q; usage: go run . [-short] [-postgres URL] [-out file]\n", flag.Args())
 		os.Exit(2)
 	}
-	if err := run(context.Background(), *short, *out); err != nil {
+	if err := run(context.Background(), *short, *pg, *out); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, short bool, out string) error {
+func run(ctx context.Context, short bool, pgURL, out string) error {
 	logf := func(format string, args ...any) {
 		fmt.Fprintf(os.Stderr, "%s "+format+"\n", append([]any{time.Now().UTC().Format("15:04:05")}, args...)...)
 	}
@@ -51,10 +55,12 @@ func run(ctx context.Context, short bool, out string) error {
 	r := &report{machine: thisMachine(), command: command, short: short, charts: map[string]string{}}
 	r.hbOpts = hardBlockOptions{sizes: []int{10, 1000, 10000}, rounds: 5, budget: 200 * time.Millisecond}
 	r.gwOpts = gatewayOptions{clients: []int{1, 8, 32}, rounds: 3, calls: 2000, warmup: 20}
+	r.trioOpts = trioOptions{clients: 8, rounds: 3, calls: 2000, warmup: 20}
 	redactSize, redactBudget, starts := 1<<20, 300*time.Millisecond, 101
 	if short {
 		r.hbOpts = hardBlockOptions{sizes: []int{10, 1000}, rounds: 1, budget: time.Millisecond}
 		r.gwOpts = gatewayOptions{clients: []int{1}, rounds: 2, calls: 20, warmup: 2}
+		r.trioOpts = trioOptions{clients: 8, rounds: 1, calls: 40, warmup: 1}
 		redactSize, redactBudget, starts = 64<<10, time.Millisecond, 3
 	}
 	t0 := time.Now()
@@ -70,6 +76,9 @@ func run(ctx context.Context, short bool, out string) error {
 	}
 	defer os.RemoveAll(dir)
 	if r.gateway, err = runGateway(ctx, r.gwOpts, dir, logf); err != nil {
+		return err
+	}
+	if r.trio, err = runTrio(ctx, r.trioOpts, pgURL, dir, logf); err != nil {
 		return err
 	}
 	if r.redaction, err = runRedaction(redactSize, redactBudget, logf); err != nil {

@@ -45,6 +45,8 @@ type report struct {
 	hbOpts     hardBlockOptions
 	gateway    []gatewayResult
 	gwOpts     gatewayOptions
+	trio       trioResult
+	trioOpts   trioOptions
 	redaction  []redactionResult
 	start      startResult
 	charts     map[string]string // file name → the path the page links to
@@ -207,6 +209,34 @@ func (r *report) writeGateway(p func(string, ...any)) {
 	}
 	if f, ok := r.charts["gateway-latency.svg"]; ok {
 		p("\n![p50 latency of an echo call by number of clients](%s)\n", f)
+	}
+	p("\n")
+	r.writeTrio(p)
+}
+
+func (r *report) writeTrio(p func(string, ...any)) {
+	p("### Several instances behind a round-robin proxy\n\n")
+	p("Warden deployed as several instances: `warden serve` processes (built from the working tree) on one PostgreSQL schema with the policy above, ")
+	p("behind a round-robin HTTP proxy with no affinity (`interop.RoundRobin`, in this process: each request goes to the next instance, ")
+	p("so the requests of one MCP session land on all of them), against one instance behind the same proxy. ")
+	p("The echo call as above, %d clients, %d rounds of %s calls each (after %d warm-up calls per session), the two in another order each round. ",
+		r.trioOpts.clients, r.trioOpts.rounds, thousands(r.trioOpts.calls), r.trioOpts.warmup)
+	p("The instances run in processes of their own, so no CPU figure is given; the clients, the proxy and the upstream share this process's cores with them.\n\n")
+	if r.trio.skipped != "" {
+		p("Not measured in this run: %s.\n\n", r.trio.skipped)
+		return
+	}
+	p("| clients | kind | calls/s | ÷ one instance | p50 | p99 |\n")
+	p("|---:|---|---:|---:|---:|---:|\n")
+	var base gatewayResult
+	for _, g := range r.trio.kinds {
+		if g.kind == kindOne {
+			base = g
+		}
+	}
+	for _, g := range r.trio.kinds {
+		p("| %d | %s | %s | %s | %s | %s |\n", g.clients, g.kind, thousands(int(g.callsPerSecond()+0.5)),
+			ratio(g.callsPerSecond(), base.callsPerSecond()), dur(float64(g.p50)), dur(float64(g.p99)))
 	}
 	p("\n")
 }
