@@ -36,7 +36,7 @@ type supervisedCall struct {
 // kernel refuses it, runs it again with the thread's capabilities raised: the command's first
 // process is still the undumpable init's child when it calls execve. If they cannot be
 // lowered again, the call is refused and the goroutine ends on its locked thread, which then
-// ends too (see serve).
+// ends too (see loop).
 func (c *supervisedCall) looking(f func() error) {
 	err := f()
 	if !errors.Is(err, unix.EACCES) && !errors.Is(err, unix.EPERM) || !c.caps.any() || c.caps.raise() != nil {

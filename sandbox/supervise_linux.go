@@ -92,10 +92,9 @@ type supervisor struct {
 	onRefusal func(Refusal) // Spec.OnRefusal
 
 	mu       sync.Mutex
-	recv     sync.Mutex // held by the thread that polls and receives (see serve)
 	attached bool
 	fd       int
-	wake     int // an eventfd that stops the loop's threads
+	wake     int // an eventfd that stops the loop
 	loopDone chan struct{}
 	handlers sync.WaitGroup
 	refusals []Refusal
@@ -202,45 +201,17 @@ func (s *supervisor) refuse(r Refusal) {
 	}
 }
 
-// supervisorThreads is how many threads answer a run's notifications. An allowed open is
-// answered with SECCOMP_IOCTL_NOTIF_ADDFD, which waits until the calling thread has been
-// scheduled and has installed the descriptor, and until the supervisor's thread is scheduled
-// again: with one thread, every other process of the command that opens a file meanwhile
-// waits for both. Several take turns to receive (one polls at a time, see serve), so while
-// one waits for a process another answers the next call.
-const supervisorThreads = 4
-
-// loop answers notifications until stop, or until no process is left that the filter
-// applies to, on supervisorThreads threads.
+// loop receives notifications until stop, or until no process is left that the filter
+// applies to.
 func (s *supervisor) loop() {
 	defer close(s.loopDone)
-	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), seccompIoctlNotifSetFlags, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) // a hint: older kernels lack it
-	var wg sync.WaitGroup
-	for range supervisorThreads {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s.serve()
-		}()
-	}
-	wg.Wait()
-}
-
-// serve receives and answers notifications on a thread of its own whose effective
-// capabilities are dropped (a thread's capabilities are its own), so that it resolves and
-// opens files with no more than the command's own rights (the command runs without
-// capabilities, as uid 0 where Warden is root); they are raised only to look at a process the
-// kernel would not otherwise show it (see looking). The thread that receives a call answers
-// it, with the kernel told to wake it on the caller's CPU, which spares a second thread's
-// wake-up on every call; only an open of a FIFO, which waits for its other end, is finished
-// elsewhere.
-//
-// One thread at a time polls and receives (s.recv): a thread blocked in
-// SECCOMP_IOCTL_NOTIF_RECV does not see the wake-up eventfd, and before Linux 6.6 it does not
-// return when the command's processes are all gone, so none enters it but after a poll that
-// found a notification, with no other thread receiving. It lets the next one in as soon as it
-// has received, before answering.
-func (s *supervisor) serve() {
+	// The loop answers every notification itself, on a thread of its own whose effective
+	// capabilities are dropped (a thread's capabilities are its own), so that it resolves and
+	// opens files with no more than the command's own rights (the command runs without
+	// capabilities, as uid 0 where Warden is root); they are raised only to look at a process
+	// the kernel would not otherwise show it (see looking). Answering here, with the kernel
+	// told to wake this thread on the caller's CPU, spares a second thread's wake-up on every
+	// call; only an open of a FIFO, which waits for its other end, is finished elsewhere.
 	runtime.LockOSThread()
 	caps, err := threadCaps()
 	if err != nil || caps.lower() != nil {
@@ -252,24 +223,7 @@ func (s *supervisor) serve() {
 			}
 		}()
 	}
-	for {
-		req, ok := s.receive()
-		if !ok {
-			return
-		}
-		if caps == nil {
-			s.answer(req.ID, unix.EACCES, false)
-			continue
-		}
-		s.handle(&req, caps)
-	}
-}
-
-// receive waits for the next notification, taking its turn to poll and receive; it reports
-// false when the loop is to end: stop was called, the listener is gone or fails.
-func (s *supervisor) receive() (seccompNotif, bool) {
-	s.recv.Lock()
-	defer s.recv.Unlock()
+	unix.Syscall(unix.SYS_IOCTL, uintptr(s.fd), seccompIoctlNotifSetFlags, unix.SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP) // a hint: older kernels lack it
 	pfd := []unix.PollFd{{Fd: int32(s.fd), Events: unix.POLLIN}, {Fd: int32(s.wake), Events: unix.POLLIN}}
 	for {
 		pfd[0].Revents, pfd[1].Revents = 0, 0
@@ -277,14 +231,14 @@ func (s *supervisor) receive() (seccompNotif, bool) {
 			if errors.Is(err, unix.EINTR) {
 				continue
 			}
-			return seccompNotif{}, false
+			return
 		}
 		if pfd[1].Revents != 0 {
-			return seccompNotif{}, false // the eventfd stays readable: every thread ends
+			return
 		}
 		if pfd[0].Revents&unix.POLLIN == 0 {
 			if pfd[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0 {
-				return seccompNotif{}, false
+				return
 			}
 			continue
 		}
@@ -293,9 +247,13 @@ func (s *supervisor) receive() (seccompNotif, bool) {
 			if errors.Is(err, unix.EINTR) || errors.Is(err, unix.ENOENT) {
 				continue // interrupted, or the caller died before it was read
 			}
-			return seccompNotif{}, false
+			return
 		}
-		return req, true
+		if caps == nil {
+			s.answer(req.ID, unix.EACCES, false)
+			continue
+		}
+		s.handle(&req, caps)
 	}
 }
 
