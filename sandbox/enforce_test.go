@@ -189,7 +189,7 @@ func TestEnforceRecursiveRead(t *testing.T) {
 
 // A link flipped between an allowed file and .env while it is opened, by a goroutine outside
 // the sandbox, never yields .env: the supervisor opens what it checked. Several processes
-// opening it at once are answered by the supervisor's threads side by side, each the same way.
+// opening it at once, for reading and for writing, fare the same.
 func TestEnforceSymlinkRace(t *testing.T) {
 	sandboxtest.Need(t)
 	for _, tt := range []struct {
