@@ -40,10 +40,10 @@ func benchTree(b *testing.B, dir string, n int) {
 // machine drifts over seconds, so runs side by side compare better than one series after the
 // other. It reports the mean time of each (off-ns/op, on-ns/op) and the median of the
 // iterations' ratios (on/off), the cost of enforcement.
-func benchEnforce(b *testing.B, ws string, env []string, script string) {
+func benchEnforce(b *testing.B, ws string, env []string, script string, rules sandbox.HardBlocks) {
 	off := sandbox.Spec{Workspace: ws, Shell: script, Env: env, Stdout: io.Discard, Stderr: io.Discard}
 	on := off
-	on.Boundaries = enforcedRules(b)
+	on.Boundaries = rules
 	run := func(spec sandbox.Spec) time.Duration {
 		start := time.Now()
 		res, err := sandbox.Run(context.Background(), spec)
@@ -79,7 +79,18 @@ func BenchmarkEnforceTar(b *testing.B) {
 	sandboxtest.Need(b)
 	ws := b.TempDir()
 	benchTree(b, ws, 2000)
-	benchEnforce(b, ws, nil, "tar cf /tmp/t.tar src")
+	benchEnforce(b, ws, nil, "tar cf /tmp/t.tar src", enforcedRules(b))
+}
+
+// BenchmarkEnforceTarReadsFree: the same tar under rules that refuse no read (.env not written
+// or removed, rm not run), so the filter lets its read-only opens through.
+func BenchmarkEnforceTarReadsFree(b *testing.B) {
+	sandboxtest.Need(b)
+	ws := b.TempDir()
+	benchTree(b, ws, 2000)
+	benchEnforce(b, ws, nil, "tar cf /tmp/t.tar src", rulesFrom(b,
+		`{"id":"no-env","enabled":true,"type":"path","pattern":"**/.env","match":"glob","operations":["write","delete"]},
+		 {"id":"no-rm","enabled":true,"type":"command","pattern":"rm *","match":"glob","operations":["execute"]}`))
 }
 
 // BenchmarkEnforceGitStatus: git status in a repository of 10,000 committed files.
@@ -101,7 +112,7 @@ func BenchmarkEnforceGitStatus(b *testing.B) {
 	git("add", "src", ".gitignore")
 	git("commit", "-qm", "tree")
 	git("status", "--porcelain") // the index's stat data fresh, as in a working repository
-	benchEnforce(b, ws, []string{"HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1"}, "git status --porcelain")
+	benchEnforce(b, ws, []string{"HOME=" + ws, "GIT_CONFIG_NOSYSTEM=1"}, "git status --porcelain", enforcedRules(b))
 }
 
 // BenchmarkEnforceGoBuild: go build of a small module (its build cache warm, in the
@@ -133,5 +144,5 @@ func BenchmarkEnforceGoBuild(b *testing.B) {
 	if res, err := sandbox.Run(context.Background(), sandbox.Spec{Workspace: ws, Shell: "go build -o /tmp/m .", Env: env, Timeout: 0}); err != nil || res.ExitCode != 0 {
 		b.Fatalf("%+v, %v", res, err)
 	}
-	benchEnforce(b, ws, env, "go build -o /tmp/m .")
+	benchEnforce(b, ws, env, "go build -o /tmp/m .", enforcedRules(b))
 }
