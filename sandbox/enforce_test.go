@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,10 +188,42 @@ func TestEnforceRecursiveRead(t *testing.T) {
 }
 
 // A link flipped between an allowed file and .env while it is opened, by a goroutine outside
-// the sandbox, never yields .env: the supervisor opens what it checked.
+// the sandbox, never yields .env: the supervisor opens what it checked. Several processes
+// opening it at once, for reading and for writing, fare the same.
 func TestEnforceSymlinkRace(t *testing.T) {
 	sandboxtest.Need(t)
-	ws := enforcedWorkspace(t)
+	for _, tt := range []struct {
+		name   string
+		script string
+	}{
+		// The shell's own redirections: one process opening the link again and again.
+		{"one process", `for i in $(seq 5000); do read -r x 2>/dev/null < l && echo "$x"; done | sort | uniq -c`},
+		// Four at once, each opening it for reading and for writing.
+		{"four processes", `for j in 1 2 3 4; do
+			( for i in $(seq 1500); do read -r x 2>/dev/null < l && echo "$x"; echo w 2>/dev/null >> l; done ) &
+		done | sort | uniq -c; wait`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ws := enforcedWorkspace(t)
+			n, res, out := flipWhile(t, ws, func() (sandbox.Result, string) { return runEnforced(t, ws, tt.script) })
+			if strings.Contains(out, secret) {
+				t.Fatalf("the secret came out through a swapped link:\n%s", out)
+			}
+			if res.ExitCode != 0 || !strings.Contains(out, "foo in a") {
+				t.Errorf("exit %d, want the allowed file read:\n%s", res.ExitCode, out)
+			}
+			if data, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(data) != secret+"\n" {
+				t.Errorf(".env changed: %q, %v", data, err)
+			}
+			t.Logf("%d flips; reads: %s; refusals: %d (+%d)", n, strings.TrimSpace(out), len(res.Refusals), res.RefusalsDropped)
+		})
+	}
+}
+
+// flipWhile makes ws/l a link and flips it between a.txt and .env, from a goroutine outside the
+// sandbox, while run runs; it returns how many times it flipped and what run returned.
+func flipWhile(t *testing.T, ws string, run func() (sandbox.Result, string)) (int, sandbox.Result, string) {
+	t.Helper()
 	link := filepath.Join(ws, "l")
 	if err := os.Symlink("a.txt", link); err != nil {
 		t.Fatal(err)
@@ -216,17 +250,9 @@ func TestEnforceSymlinkRace(t *testing.T) {
 			}
 		}
 	}()
-	// The shell's own redirections: one process opening the link again and again.
-	res, out := runEnforced(t, ws, `for i in $(seq 5000); do read -r x 2>/dev/null < l && echo "$x"; done | sort | uniq -c`)
+	res, out := run()
 	close(stop)
-	n := <-flipped
-	if strings.Contains(out, secret) {
-		t.Fatalf("the secret came out through a swapped link:\n%s", out)
-	}
-	if res.ExitCode != 0 || !strings.Contains(out, "foo in a") {
-		t.Errorf("exit %d, want the allowed file read:\n%s", res.ExitCode, out)
-	}
-	t.Logf("%d flips; reads: %s; refusals: %d (+%d)", n, strings.TrimSpace(out), len(res.Refusals), res.RefusalsDropped)
+	return <-flipped, res, out
 }
 
 // Ordinary work is left alone: files are made, written, renamed, linked and removed in the
@@ -267,5 +293,118 @@ func TestEnforceFIFO(t *testing.T) {
 	res, out = runEnforced(t, ws, `mkfifo q; cat q & p=$!; until read -r nr rest < /proc/$p/syscall && [ "$nr" = 257 ] && [ -p q ]; do :; done; exit 3`)
 	if res.ExitCode != 3 {
 		t.Errorf("exit %d, output %q", res.ExitCode, out)
+	}
+}
+
+// rulesFrom compiles a document's hard blocks.
+func rulesFrom(t testing.TB, rules string) *boundary.Set {
+	t.Helper()
+	d, err := boundary.Parse([]byte(`{"version":1,"hardBlocks":[` + rules + `]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := boundary.Compile(d, boundary.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Where the rules cannot refuse a read anywhere, the filter lets read-only opens through
+// without stopping them (the kernel takes an open's flags as an int, from a register the
+// process cannot change once the filter has read it); everything that writes still stops and
+// is refused: flags that write beside O_RDONLY, flags hidden in the high word, a link flipped
+// to .env under a writer, O_TMPFILE. Where they refuse only commands, files are left alone
+// and rm is still refused.
+func TestEnforceNarrowedFilter(t *testing.T) {
+	sandboxtest.Need(t)
+	if _, err := exec.LookPath("python3"); err != nil {
+		t.Skip("needs python3")
+	}
+	writeOnly := rulesFrom(t, `{"id":"no-env-write","enabled":true,"type":"path","pattern":"**/.env","match":"glob","operations":["write","delete"]}`)
+	// Each line prints "<what> ok" or "<what> <errno name>".
+	const probe = `import ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def raw(what, nr, *args):
+    r = libc.syscall(ctypes.c_long(nr), *[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+    print(what, "ok" if r >= 0 else errno.errorcode[ctypes.get_errno()])
+def py(what, f):
+    try:
+        f(); print(what, "ok")
+    except OSError as e:
+        print(what, errno.errorcode[e.errno])
+AT_FDCWD, OPENAT = -100, 257
+py("read", lambda: open(".env").read())
+py("read-path", lambda: os.open(".env", os.O_PATH))
+py("trunc", lambda: os.open(".env", os.O_RDONLY | os.O_TRUNC))
+py("creat", lambda: os.open(".env", os.O_RDONLY | os.O_CREAT))
+py("write", lambda: os.open(".env", os.O_WRONLY))
+py("append", lambda: os.open(".env", os.O_RDWR | os.O_APPEND))
+raw("high-trunc", OPENAT, AT_FDCWD, b".env", (0xffffffff << 32) | os.O_TRUNC, 0)
+raw("high-wronly", OPENAT, AT_FDCWD, b".env", (0x7fffffff << 32) | os.O_WRONLY, 0)
+raw("tmpfile", OPENAT, AT_FDCWD, b"sub", os.O_TMPFILE | os.O_WRONLY, 0o600)
+py("unlink", lambda: os.unlink(".env"))
+`
+	ws := enforcedWorkspace(t)
+	os.WriteFile(filepath.Join(ws, "probe.py"), []byte(probe), 0o644)
+	var out bytes.Buffer
+	res, err := sandbox.Run(context.Background(), sandbox.Spec{
+		Workspace: ws, Command: []string{"python3", "probe.py"},
+		Env:    []string{"PATH=" + os.Getenv("PATH"), "HOME=/nonexistent"},
+		Stdout: &out, Stderr: &out, Boundaries: writeOnly,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "read ok\nread-path ok\ntrunc EACCES\ncreat EACCES\nwrite EACCES\nappend EACCES\n" +
+		"high-trunc EACCES\nhigh-wronly EACCES\ntmpfile ok\nunlink EACCES\n"
+	if res.ExitCode != 0 || out.String() != want {
+		t.Errorf("exit %d, output:\n%s\nwant:\n%s", res.ExitCode, out.String(), want)
+	}
+	for _, r := range res.Refusals {
+		if r.Op == "read" {
+			t.Errorf("a read was checked, so stopped: %v", r)
+		}
+	}
+	if !hasRefusal(res, "no-env-write", "write", "/.env") || !hasRefusal(res, "no-env-write", "delete", "/.env") {
+		t.Errorf("refusals %v", res.Refusals)
+	}
+	if data, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(data) != secret+"\n" {
+		t.Fatalf(".env changed: %q, %v", data, err)
+	}
+
+	// A writer through a link flipped to .env, beside readers of it that are not stopped.
+	n, res, _ := flipWhile(t, ws, func() (sandbox.Result, string) {
+		var out bytes.Buffer
+		res, err := sandbox.Run(context.Background(), sandbox.Spec{
+			Workspace: ws, Shell: `for i in $(seq 3000); do echo pwned 2>/dev/null >> l; read -r x < l; done; true`,
+			Stdout: &out, Stderr: &out, Boundaries: writeOnly,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res, out.String()
+	})
+	if data, err := os.ReadFile(filepath.Join(ws, ".env")); err != nil || string(data) != secret+"\n" {
+		t.Fatalf(".env written through a flipped link (%d flips): %q, %v", n, data, err)
+	}
+	t.Logf("%d flips; refusals %d (+%d)", n, len(res.Refusals), res.RefusalsDropped)
+
+	// Only a command rule: every file call goes straight on, rm is refused.
+	commandOnly := rulesFrom(t, `{"id":"no-rm","enabled":true,"type":"command","pattern":"rm *","match":"glob","operations":["execute"]}`)
+	out.Reset()
+	res, err = sandbox.Run(context.Background(), sandbox.Spec{
+		Workspace: ws, Shell: `cat .env; echo more >> .env; rm f; test -e f && echo kept`,
+		Stdout: &out, Stderr: &out, Boundaries: commandOnly,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), secret) || !strings.Contains(out.String(), "kept") || !hasRefusal(res, "no-rm", "execute", "/rm") || slices.ContainsFunc(res.Refusals, func(r sandbox.Refusal) bool { return r.Rule != "no-rm" }) {
+		t.Errorf("output %q, refusals %v", out.String(), res.Refusals)
+	}
+	if data, _ := os.ReadFile(filepath.Join(ws, ".env")); string(data) != secret+"\nmore\n" {
+		t.Errorf(".env is %q, want it appended to", data)
 	}
 }

@@ -242,7 +242,7 @@ func run(ctx context.Context, spec Spec) (Result, error) {
 	}
 	if sup != nil {
 		icfg.Enforce = true
-		if icfg.Notify, err = notifyFilter(); err != nil {
+		if icfg.Notify, err = notifyFilter(blockable(spec.Boundaries)); err != nil {
 			return Result{}, fmt.Errorf("%w: hard blocks are set, and cannot be enforced at the system call: %v", ErrUnavailable, err)
 		}
 	}

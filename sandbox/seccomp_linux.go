@@ -42,6 +42,7 @@ const nsFlags = unix.CLONE_NEWNS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWUTS | un
 const (
 	offNr   = 0
 	offArch = 4
+	offArgs = 16 // args[0]; args[i] at offArgs+8*i
 	offArg0 = 16 // the low 32 bits of args[0] on a little-endian machine
 	offArg1 = 24 // the low 32 bits of args[1]
 )
