@@ -469,10 +469,15 @@ func (g *Gateway) Handler() http.Handler {
 		if id != "" && !known && g.shared() {
 			// A session this instance does not hold may be one another opened: built again
 			// here from its record.
+			var refused refusedError
 			switch _, err := g.adopt(ctx, id, tok); {
 			case err == nil:
 				known = true
 			case errors.Is(err, errUnknownSession):
+			case errors.As(err, &refused):
+				g.refuse(w, r, tok, rejection{status: http.StatusForbidden, rpc: codeRefused, code: "session_refused",
+					msg: "the session cannot be served here: " + err.Error(), id: onlyID(msgs)})
+				return
 			default:
 				g.logger.Warn("a session could not be resumed", "mcpSession", id, "err", err)
 				g.refuse(w, r, tok, rejection{status: http.StatusServiceUnavailable, rpc: codeRefused, code: "session_unavailable",

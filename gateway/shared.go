@@ -137,11 +137,11 @@ func (g *Gateway) rebuild(ctx context.Context, id string, tok *auth.Token) (*ses
 	_ = json.Unmarshal(rec.Init, &meta)
 	rt, err := routeOf(tok, meta.Meta)
 	if err != nil {
-		return nil, err
+		return nil, refusedError{err}
 	}
 	s, err := g.openAs(ctx, tok, rt, rec)
 	if err != nil {
-		return nil, err
+		return nil, refusedError{err}
 	}
 	// The client's initialize, replayed to the SDK on a session of the same id (the session's
 	// server names it: GetSessionID), and its notifications/initialized if it sent it.
@@ -510,3 +510,10 @@ func (g *Gateway) sessionOfRun(ctx context.Context, run string) *session {
 	}
 	return s
 }
+
+// refusedError is a session that cannot be built here for what it is (its token's route no
+// longer agrees, its role's caps, a surface the policy in force refuses), as opposed to a store
+// that cannot be read: the client is refused as initialize would be (session_refused).
+type refusedError struct{ error }
+
+func (e refusedError) Unwrap() error { return e.error }
