@@ -357,3 +357,56 @@ func TestProgressReachesTheStreamOnAnotherInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestASessionThisInstanceMayNotHoldIsRefused: an instance whose own caps leave no room for
+// another session of a token refuses to build one another instance opened, as it would refuse
+// its initialize (403 session_refused), rather than as a store failure.
+func TestASessionThisInstanceMayNotHoldIsRefused(t *testing.T) {
+	dbA, dbB := sqliteTwice(t)
+	ws := filepath.Join(t.TempDir(), "ws")
+	a := newRigOn(t, dbA, examples.Quickstart, nil, func(o *Options) { o.Sessions, o.Instance, o.Workspaces = dbA, "instance-a", ws })
+	b := newRigOn(t, dbB, examples.Quickstart, nil, func(o *Options) {
+		o.Sessions, o.Instance, o.Workspaces, o.MaxSessionsPerToken = dbB, "instance-b", ws, 1
+	})
+	secret := a.token("default", "person", "")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	connect := func(url string) *mcp.ClientSession {
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{secret, http.DefaultTransport}},
+				DisableStandaloneSSE: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	connect(b.url) // b's one session for the token
+	onA := connect(a.url)
+	req, _ := http.NewRequest(http.MethodPost, b.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", onA.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct {
+			Message string
+			Data    struct{ Code string }
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusForbidden || body.Error.Data.Code != "session_refused" || !strings.Contains(body.Error.Message, "cap") {
+		t.Fatalf("HTTP %d %+v; want 403 session_refused naming the cap", resp.StatusCode, body.Error)
+	}
+	// The session itself is untouched: a still serves it.
+	if got := names(t, onA); len(got) == 0 {
+		t.Fatal("the session no longer lists tools on the instance that opened it")
+	}
+}
