@@ -142,7 +142,7 @@ type Gateway struct {
 
 	mu       sync.Mutex
 	sessions map[string]*session // by Warden's session id
-	byMCP    map[string]string   // MCP session id → the token id that opened it
+	byMCP    map[string]*session // by MCP session id (Mcp-Session-Id), once the client has it
 	children map[string]*child   // subagent tokens, by hash: alive while their parent is
 	stdio    atomic.Bool
 	// sdk is the SDK's streamable HTTP handler, which serves every session's MCP messages.
@@ -246,7 +246,7 @@ func New(o Options) (*Gateway, error) {
 	}
 	o.Workspaces = abs
 	o.Bounds = o.Bounds.withDefaults()
-	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]string{}, children: map[string]*child{},
+	g := &Gateway{o: o, logger: o.Logger, sessions: map[string]*session{}, byMCP: map[string]*session{}, children: map[string]*child{},
 		tokens: tokenCache{ttl: o.TokenTTL}, perToken: map[string]int{}, perTenant: map[string]int{},
 		perRole: map[roleTenant]int{}, opened: map[roleTenant][]time.Time{},
 		flight: &inFlight{b: o.Bounds, calls: map[string]int{}}, adopting: map[string]*adoption{}}
@@ -423,11 +423,8 @@ func (g *Gateway) Handler() http.Handler {
 		ctx := context.WithValue(r.Context(), tokenKey, tok)
 		var known bool // id names a session Warden holds
 		if id != "" {
-			g.mu.Lock()
-			var owner string
-			owner, known = g.byMCP[id]
-			g.mu.Unlock()
-			if known && owner != tok.ID {
+			s := g.sessionByMCP(id)
+			if known = s != nil; known && s.token.ID != tok.ID {
 				// Another token's session: as far as this token can tell, it does not exist.
 				g.refuse(w, r, tok, rejection{status: http.StatusNotFound, rpc: codeRefused, code: "unknown_session", msg: "no such session"})
 				return
@@ -527,7 +524,7 @@ func (g *Gateway) Handler() http.Handler {
 				var s *session
 				if s, err = g.open(ctx, tok, rt); err == nil {
 					ctx = context.WithValue(ctx, sessionKey, s)
-					w = &sessionRecorder{ResponseWriter: w, g: g, token: tok.ID, session: s, ctx: ctx, init: initParams(msgs), id: onlyID(msgs)}
+					w = &sessionRecorder{ResponseWriter: w, g: g, session: s, ctx: ctx, init: initParams(msgs), id: onlyID(msgs)}
 				}
 			}
 			if err != nil {
@@ -1002,7 +999,6 @@ func (h *heldRefusal) finish(g *Gateway, r *http.Request, tok *auth.Token, msgs 
 type sessionRecorder struct {
 	http.ResponseWriter
 	g       *Gateway
-	token   string
 	session *session
 	done    bool
 	// ctx and init are the request's, for the session's record in the store (shared.go);
@@ -1054,10 +1050,10 @@ func (r *sessionRecorder) record() {
 		if gs := r.session.gs.Load(); gs != nil && gs.Run != nil {
 			r.Header().Set(RunHeader, gs.Run.ID)
 		}
-		r.g.mu.Lock()
-		r.g.byMCP[id] = r.token
-		r.g.mu.Unlock()
 		r.session.mcpID.Store(&id)
+		r.g.mu.Lock()
+		r.g.byMCP[id] = r.session
+		r.g.mu.Unlock()
 	} else {
 		// The SDK did not make a session (a bad request): nothing will use this one.
 		go r.session.end(context.Background())
@@ -1136,12 +1132,7 @@ func (g *Gateway) sessionByMCP(id string) *session {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for _, s := range g.sessions {
-		if p := s.mcpID.Load(); p != nil && *p == id {
-			return s
-		}
-	}
-	return nil
+	return g.byMCP[id]
 }
 
 // refuse answers a request the gateway will not pass on with a JSON-RPC error, and records it.

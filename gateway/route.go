@@ -96,18 +96,21 @@ func orNone(model string) string {
 // initMeta is the _meta of the initialize among msgs (nil when there is none, or it has no
 // _meta; a malformed one is the SDK's to refuse).
 func initMeta(msgs []*jsonrpc.Request) map[string]any {
-	for _, m := range msgs {
-		if m.Method != "initialize" || len(m.Params) == 0 {
-			continue
-		}
-		var p struct {
-			Meta map[string]any `json:"_meta"`
-		}
-		if json.Unmarshal(m.Params, &p) == nil {
-			return p.Meta
-		}
+	return metaOf(initParams(msgs))
+}
+
+// metaOf is the _meta of an initialize's params (nil when none can be read).
+func metaOf(params json.RawMessage) map[string]any {
+	if len(params) == 0 {
+		return nil
 	}
-	return nil
+	var p struct {
+		Meta map[string]any `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	return p.Meta
 }
 
 // checkStated refuses an initialize whose _meta states a model or a harness the session does

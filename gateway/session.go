@@ -1337,7 +1337,7 @@ func (s *session) finish(ctx context.Context, why error, global bool) {
 	g.mu.Lock()
 	g.release(s)
 	delete(g.sessions, s.id)
-	if id := s.mcpID.Load(); id != nil {
+	if id := s.mcpID.Load(); id != nil && g.byMCP[*id] == s {
 		delete(g.byMCP, *id)
 	}
 	for _, c := range kids {

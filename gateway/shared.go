@@ -131,11 +131,7 @@ func (g *Gateway) rebuild(ctx context.Context, id string, tok *auth.Token) (*ses
 	if !rec.Ended.IsZero() || rec.Token != tok.ID {
 		return nil, errUnknownSession
 	}
-	var meta struct {
-		Meta map[string]any `json:"_meta"`
-	}
-	_ = json.Unmarshal(rec.Init, &meta)
-	rt, err := routeOf(tok, meta.Meta)
+	rt, err := routeOf(tok, metaOf(rec.Init))
 	if err != nil {
 		return nil, refusedError{err}
 	}
@@ -151,10 +147,10 @@ func (g *Gateway) rebuild(ctx context.Context, id string, tok *auth.Token) (*ses
 		s.drop(ctx, err)
 		return nil, fmt.Errorf("the session cannot be resumed here: %w", err)
 	}
-	g.mu.Lock()
-	g.byMCP[id] = tok.ID
-	g.mu.Unlock()
 	s.mcpID.Store(&id)
+	g.mu.Lock()
+	g.byMCP[id] = s
+	g.mu.Unlock()
 	if rec.Initialized {
 		if err := g.replay(sctx, id, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), id); err != nil {
 			s.drop(ctx, err)
@@ -188,10 +184,35 @@ func (g *Gateway) replay(ctx context.Context, id string, body []byte, want strin
 	if id == "" && w.header.Get("Mcp-Session-Id") != want {
 		return fmt.Errorf("the replayed initialize made session %q, not %q", w.header.Get("Mcp-Session-Id"), want)
 	}
-	if bytes.Contains(w.body.Bytes(), []byte(`"error"`)) {
-		return fmt.Errorf("the replayed request failed: %s", strings.TrimSpace(w.body.String()))
+	if msg, failed := rpcError(w.body.Bytes()); failed {
+		return fmt.Errorf("the replayed request failed: %s", msg)
 	}
 	return nil
+}
+
+// rpcError finds a JSON-RPC error in the SDK's answer to a replayed request: one JSON
+// document, or the data lines of an event stream.
+func rpcError(body []byte) (string, bool) {
+	docs := [][]byte{body}
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		docs = nil
+		for line := range bytes.Lines(body) {
+			if d, ok := bytes.CutPrefix(line, []byte("data:")); ok {
+				docs = append(docs, d)
+			}
+		}
+	}
+	for _, d := range docs {
+		var resp struct {
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if json.Unmarshal(d, &resp) == nil && resp.Error != nil {
+			return resp.Error.Message, true
+		}
+	}
+	return "", false
 }
 
 // replayWriter keeps the SDK's answer to a replayed request.

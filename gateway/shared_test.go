@@ -50,6 +50,35 @@ func (rr *roundRobin) RoundTrip(req *http.Request) (*http.Response, error) {
 	return http.DefaultTransport.RoundTrip(req)
 }
 
+// connectVia opens an MCP client session at endpoint whose requests go through rt, without
+// the client's own event stream; the test closes it.
+func connectVia(ctx context.Context, t *testing.T, endpoint string, rt http.RoundTripper) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: rt}, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return cs
+}
+
+// postTo sends one MCP POST on a session with a token's secret and returns the HTTP status.
+func postTo(t *testing.T, url, secret, session, body string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+secret)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
 // twoInstances are two gateways on one store, as two instances of warden serve on one
 // database are.
 func twoInstances(t *testing.T, a, b storetest.Store, src []byte) (*rig, *rig) {
@@ -103,13 +132,7 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 			rr := newRoundRobin(secret, a.url, b.url)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-			cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.url, HTTPClient: &http.Client{Transport: rr},
-				DisableStandaloneSSE: true}, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer cs.Close()
+			cs := connectVia(ctx, t, a.url, rr)
 			first := names(t, cs)
 			for range 3 {
 				if got := names(t, cs); !slices.Equal(got, first) {
@@ -181,12 +204,7 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 			if kidSecret == "" {
 				t.Fatal("no instance holds the subagent's token")
 			}
-			krr := newRoundRobin(kidSecret, b.url, a.url)
-			kid, err := mcp.NewClient(&mcp.Implementation{Name: "kid", Version: "1"}, nil).Connect(ctx,
-				&mcp.StreamableClientTransport{Endpoint: a.url, HTTPClient: &http.Client{Transport: krr}, DisableStandaloneSSE: true}, nil)
-			if err != nil {
-				t.Fatalf("the subagent cannot connect: %v", err)
-			}
+			kid := connectVia(ctx, t, a.url, newRoundRobin(kidSecret, b.url, a.url))
 			kidTools := names(t, kid)
 			for range 2 {
 				if got := names(t, kid); !slices.Equal(got, kidTools) || slices.Contains(got, "spawn_subagent") {
@@ -194,6 +212,19 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 				}
 			}
 			kid.Close()
+
+			// Another token of the same tenant presenting the session's id is refused by both
+			// instances, and neither builds the session for it.
+			other := a.token("default", "person", "")
+			for _, r := range []*rig{a, b} {
+				held := r.gw.sessionByMCP(cs.ID()) != nil
+				if code := postTo(t, r.url, other, cs.ID(), `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`); code != http.StatusNotFound {
+					t.Errorf("another token with the session's id at %s: HTTP %d, want 404", r.url, code)
+				}
+				if !held && r.gw.sessionByMCP(cs.ID()) != nil {
+					t.Errorf("%s built the session for another token", r.url)
+				}
+			}
 
 			// DELETE through either instance ends it on both: the other's copy asks the store
 			// at its next request (the test makes that request due for the check).
@@ -203,18 +234,8 @@ func TestAnyInstanceServesTheSession(t *testing.T) {
 				if s := r.gw.sessionByMCP(id); s != nil {
 					s.liveAt.Store(0)
 				}
-				req, _ := http.NewRequest(http.MethodPost, r.url, strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
-				req.Header.Set("Authorization", "Bearer "+secret)
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("Accept", "application/json, text/event-stream")
-				req.Header.Set("Mcp-Session-Id", id)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					t.Fatal(err)
-				}
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusNotFound {
-					t.Errorf("a request of the ended session to %s: HTTP %d, want 404", r.url, resp.StatusCode)
+				if code := postTo(t, r.url, secret, id, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`); code != http.StatusNotFound {
+					t.Errorf("a request of the ended session to %s: HTTP %d, want 404", r.url, code)
 				}
 			}
 			for _, r := range []*rig{a, b} {
@@ -240,13 +261,7 @@ func TestACardAnsweredWhileTheSessionMoves(t *testing.T) {
 	rr := newRoundRobin(secret, a.url, b.url)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	c := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: a.url, HTTPClient: &http.Client{Transport: rr},
-		DisableStandaloneSSE: true}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
+	cs := connectVia(ctx, t, a.url, rr)
 	done := make(chan string, 1)
 	go func() {
 		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "shell_exec", Arguments: map[string]any{"command": "rm -f gone.txt"}})
@@ -371,18 +386,8 @@ func TestASessionThisInstanceMayNotHoldIsRefused(t *testing.T) {
 	secret := a.token("default", "person", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	connect := func(url string) *mcp.ClientSession {
-		cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx,
-			&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: bearer{secret, http.DefaultTransport}},
-				DisableStandaloneSSE: true}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cs.Close() })
-		return cs
-	}
-	connect(b.url) // b's one session for the token
-	onA := connect(a.url)
+	connectVia(ctx, t, b.url, bearer{secret, http.DefaultTransport}) // b's one session for the token
+	onA := connectVia(ctx, t, a.url, bearer{secret, http.DefaultTransport})
 	req, _ := http.NewRequest(http.MethodPost, b.url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list"}`))
 	req.Header.Set("Authorization", "Bearer "+secret)
 	req.Header.Set("Content-Type", "application/json")
@@ -408,5 +413,24 @@ func TestASessionThisInstanceMayNotHoldIsRefused(t *testing.T) {
 	// The session itself is untouched: a still serves it.
 	if got := names(t, onA); len(got) == 0 {
 		t.Fatal("the session no longer lists tools on the instance that opened it")
+	}
+}
+
+// TestRPCError: a replayed request fails on a JSON-RPC error in either form of answer, and
+// not on a result that merely mentions one.
+func TestRPCError(t *testing.T) {
+	for _, c := range []struct {
+		body string
+		want bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":-32600,"message":"bad"}}`, true},
+		{"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,\"message\":\"bad\"}}\n\n", true},
+		{"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"instructions\":\"an \\\"error\\\" is said\"}}\n\n", false},
+		{`{"jsonrpc":"2.0","id":1,"result":{"note":"\"error\""}}`, false},
+		{"", false},
+	} {
+		if msg, got := rpcError([]byte(c.body)); got != c.want || (got && msg != "bad") {
+			t.Errorf("rpcError(%q) = %q, %v; want %v", c.body, msg, got, c.want)
+		}
 	}
 }
